@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+/**
+ * `gateway start [--config FILE]` runs the gateway; `gateway validate [--config FILE]` checks a
+ * config (YAML, schema, plugin modules and their options) and prints every problem as
+ * `file:line:column path: message`, exiting non-zero when there is one.
+ *
+ * Signals: SIGTERM/SIGINT drain and exit 0 (a second one exits at once, 1); SIGHUP reloads the
+ * config file: a valid one takes over for new requests, an invalid one is refused and logged while
+ * the old one keeps serving.
+ */
+import { loadConfigFile, formatProblem, resolveConfigPath } from './config/load.js';
+import { createGateway } from './gateway.js';
+import { ConfigError, resolvePlugins } from './plugin-loader.js';
+import { createLogger } from './logger.js';
+import { standardPlugins } from '../plugins/index.js';
+import type { ConfigProblem } from './config/types.js';
+
+const USAGE = `Usage:
+  gateway start    [--config FILE]   run the gateway (default config: $GATEWAY_CONFIG or config/gateway.yaml)
+  gateway validate [--config FILE]   check a config and print every problem with file:line:column
+`;
+
+function parseArgs(argv: string[]): { command: string | undefined; config: string | undefined } {
+  let config: string | undefined;
+  let command: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--config' || arg === '-c') config = argv[++i];
+    else if (arg.startsWith('--config=')) config = arg.slice('--config='.length);
+    else if (command === undefined) command = arg;
+  }
+  return { command, config };
+}
+
+function printProblems(problems: ConfigProblem[]): void {
+  for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
+}
+
+async function validate(file: string): Promise<number> {
+  const { config, problems, locate } = await loadConfigFile(file);
+  if (config === null || problems.length > 0) {
+    printProblems(problems);
+    return 1;
+  }
+  try {
+    await resolvePlugins(config, locate, standardPlugins);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      printProblems(err.problems);
+      return 1;
+    }
+    throw err;
+  }
+  process.stdout.write(`${file}: OK (${config.pipeline.length} plugins)\n`);
+  return 0;
+}
+
+async function start(file: string): Promise<void> {
+  const log = createLogger();
+  const { config, problems, locate } = await loadConfigFile(file);
+  if (config === null || problems.length > 0) {
+    printProblems(problems);
+    process.exit(1);
+  }
+  let gateway;
+  try {
+    gateway = await createGateway(config, { catalog: standardPlugins, locate, logger: log });
+  } catch (err) {
+    if (err instanceof ConfigError) printProblems(err.problems);
+    else log.error('gateway failed to start', { err });
+    process.exit(1);
+  }
+  const gw = gateway;
+  process.stdout.write(`gateway listening on ${gw.url} (config ${file})\n`);
+  log.info('listening', { url: gw.url, plugins: config.pipeline.map((p) => p.name) });
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) {
+      log.warn('second signal: exiting now', { signal });
+      process.exit(1);
+    }
+    stopping = true;
+    log.info('draining', { signal, grace_ms: gw.config.server.shutdown_grace });
+    gw.close().then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        log.error('shutdown failed', { err });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  let reloading = Promise.resolve();
+  process.on('SIGHUP', () => {
+    // Reloads are serialized: a burst of SIGHUPs applies the file's latest state, in order.
+    reloading = reloading.then(async () => {
+      const next = await loadConfigFile(file);
+      if (next.config === null || next.problems.length > 0) {
+        log.error('reload refused: the new config is invalid; the old one keeps serving', { problems: next.problems.map(formatProblem) });
+        return;
+      }
+      try {
+        await gw.reload(next.config, next.locate);
+      } catch (err) {
+        const problems = err instanceof ConfigError ? err.problems.map(formatProblem) : [(err as Error).message];
+        log.error('reload refused: the new config cannot run; the old one keeps serving', { problems });
+      }
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const { command, config } = parseArgs(process.argv.slice(2));
+  const file = resolveConfigPath(config);
+  switch (command) {
+    case 'start':
+    case undefined:
+      return start(file);
+    case 'validate':
+      process.exitCode = await validate(file);
+      return;
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return;
+    default:
+      process.stderr.write(`unknown command "${command}"\n${USAGE}`);
+      process.exitCode = 2;
+  }
+}
+
+void main();

@@ -1,0 +1,148 @@
+/**
+ * The per-request context every hook receives.
+ *
+ * Its shape is fixed (a class, so V8 keeps one hidden class); plugin-owned state goes in `vars`,
+ * typed by augmenting {@link ContextVars}:
+ *
+ *   declare module '@gateway/core' { interface ContextVars { tenant: string } }
+ *   ctx.set('tenant', 'acme'); ctx.get('tenant') // string | undefined
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { GatewayError } from './errors.js';
+import type { RouteMatch } from './routes.js';
+import type { Target, RoutePlan } from './router/types.js';
+import type { Logger } from './logger.js';
+
+/** Per-request state declared by plugins through declaration merging. */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface ContextVars {}
+
+/** How a request ended, given to every plugin's `onDone`. */
+export interface Outcome {
+  status: number;
+  /** The gateway error that answered the request, if one did. */
+  error: GatewayError | undefined;
+  /** Where the final answer came from. */
+  source: 'upstream' | 'gateway' | 'plugin';
+  /** The client went away before the response finished. */
+  aborted: boolean;
+  /** A failure after the response started (the stream was ended with an error). */
+  streamError: GatewayError | undefined;
+  durationMs: number;
+  /** Time spent waiting on upstream answers (ms), summed over attempts. */
+  upstreamMs: number;
+}
+
+/** Timestamps (performance.now() ms) the core records; plugins read them for logs and metrics. */
+export interface Timings {
+  start: number;
+  upstreamStart: number;
+  upstreamHeaders: number;
+  firstByte: number;
+  end: number;
+  upstreamMs: number;
+}
+
+export class GatewayContext {
+  /** The request id: `x-gateway-request-id` on the response, and the log record id. */
+  readonly id: string;
+  /** The caller's `x-gateway-trace-id`, or a generated one. */
+  readonly traceId: string;
+  readonly method: string;
+  /** The path without the query string, e.g. `/v1/chat/completions`. */
+  readonly path: string;
+  /** The query string including `?`, or `''`. */
+  readonly search: string;
+  /** Request headers, lower-cased by Node. Never forwarded blindly: see core/upstream/headers.ts. */
+  readonly headers: IncomingHttpHeaders;
+  readonly httpVersion: string;
+  readonly route: RouteMatch;
+  /** Aborted when the client goes away or the gateway gives up; passed to every upstream call. */
+  readonly signal: AbortSignal;
+  readonly timings: Timings;
+  readonly log: Logger;
+
+  /** The raw request body as received (bounded by `server.body_limit`). */
+  rawBody: Buffer | undefined = undefined;
+  /** The parsed JSON body on model routes and JSON plugin routes. Change it through {@link setBody}. */
+  body: Record<string, unknown> | undefined = undefined;
+  /** True once a plugin replaced or edited the body; otherwise the original bytes are forwarded. */
+  bodyChanged = false;
+  /** `x-gateway-metadata`, parsed (an object of strings). */
+  metadata: Record<string, string> = {};
+
+  /** Set by a routing plugin (config-strategy) to steer the router; otherwise headers decide. */
+  plan: RoutePlan | undefined = undefined;
+  /** The target that answered (or was tried last). */
+  target: Target | undefined = undefined;
+  /** The provider that answered, for `x-gateway-provider`. */
+  provider: string | undefined = undefined;
+  /** The config path of the answering target, e.g. `config.targets[1]`. */
+  optionPath = 'config';
+  retryCount = 0;
+  cacheStatus = 'DISABLED';
+  /** Headers plugins add to the response (e.g. `x-ratelimit-*`). */
+  readonly responseHeaders: Record<string, string> = {};
+  /** The status sent to the client once known. */
+  status = 0;
+  /** Where the answer came from: an upstream, the gateway (errors), or a plugin's reply. */
+  source: Outcome['source'] = 'upstream';
+  /** The gateway error that answered, if any. */
+  error: GatewayError | undefined = undefined;
+  /** A failure after the response head was sent (the stream was ended with an error). */
+  streamError: GatewayError | undefined = undefined;
+
+  readonly #controller: AbortController;
+  readonly #vars: Partial<ContextVars> = {};
+
+  constructor(init: {
+    method: string;
+    url: string;
+    headers: IncomingHttpHeaders;
+    httpVersion: string;
+    route: RouteMatch;
+    log: Logger;
+    start: number;
+  }) {
+    const q = init.url.indexOf('?');
+    this.path = q === -1 ? init.url : init.url.slice(0, q);
+    this.search = q === -1 ? '' : init.url.slice(q);
+    this.method = init.method;
+    this.headers = init.headers;
+    this.httpVersion = init.httpVersion;
+    this.route = init.route;
+    this.id = randomUUID();
+    const trace = init.headers['x-gateway-trace-id'];
+    // A caller's trace id is echoed, but bounded so a header cannot bloat logs and responses.
+    this.traceId = typeof trace === 'string' && trace.length > 0 && trace.length <= 128 ? trace : this.id;
+    this.#controller = new AbortController();
+    this.signal = this.#controller.signal;
+    this.timings = { start: init.start, upstreamStart: 0, upstreamHeaders: 0, firstByte: 0, end: 0, upstreamMs: 0 };
+    this.log = init.log;
+  }
+
+  get<K extends keyof ContextVars>(key: K): ContextVars[K] | undefined {
+    return this.#vars[key];
+  }
+
+  set<K extends keyof ContextVars>(key: K, value: ContextVars[K]): void {
+    this.#vars[key] = value;
+  }
+
+  /** Replaces the JSON body; the router then serializes it instead of forwarding the original bytes. */
+  setBody(body: Record<string, unknown>): void {
+    this.body = body;
+    this.bodyChanged = true;
+  }
+
+  /** True when the client asked for a streamed answer on a model route. */
+  get wantsStream(): boolean {
+    return this.body !== undefined && this.body.stream === true;
+  }
+
+  /** Aborts everything this request started (upstream calls, worker tasks). Idempotent. */
+  abort(reason: Error): void {
+    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * Assembles a gateway from a loaded config: the upstream agent, the runtime (plugins, routes,
+ * validators), the listener. Owns reload and graceful shutdown.
+ *
+ * Reload builds a complete new runtime first; only when that succeeded is it swapped in, in one
+ * assignment, so a request sees either the old pipeline or the new one, never a mix. The old
+ * runtime's plugins are closed once its last in-flight request finished.
+ */
+import { Agent } from 'undici';
+import type { GatewayConfig, Locator } from './config/types.js';
+import { buildPipeline } from './pipeline.js';
+import { buildRouteTable } from './routes.js';
+import { ProviderRegistry } from './providers/registry.js';
+import { createRequestValidator } from './validation/index.js';
+import { closePlugins, loadPlugins, type PluginCatalog } from './plugin-loader.js';
+import { createRequestHandler } from './request-handler.js';
+import { listen, type Listener } from './server.js';
+import { createLogger, type Logger } from './logger.js';
+import type { Runtime } from './runtime.js';
+
+export interface GatewayOptions {
+  /** The standard plugins by name (the CLI passes `plugins/index.ts`); default none. */
+  catalog?: PluginCatalog;
+  /** Positions for error messages about plugin options; default: none known. */
+  locate?: Locator;
+  logger?: Logger;
+}
+
+export interface Gateway {
+  /** `http://127.0.0.1:PORT` (or https), usable by clients on this host. */
+  readonly url: string;
+  readonly port: number;
+  readonly config: GatewayConfig;
+  /** Swaps in a new config for new requests; throws (and keeps the old one) if it cannot run. */
+  reload(config: GatewayConfig, locate?: Locator): Promise<void>;
+  /** Drains (bounded by `server.shutdown_grace`) and closes everything. Idempotent. */
+  close(): Promise<void>;
+}
+
+const noLocation: Locator = () => ({ line: 0, column: 0 });
+
+async function buildRuntime(config: GatewayConfig, agent: Agent, options: Required<Omit<GatewayOptions, 'logger'>> & { log: Logger }): Promise<Runtime> {
+  const providers = new ProviderRegistry();
+  const plugins = await loadPlugins({ config, locate: options.locate, catalog: options.catalog, providers, log: options.log });
+  const pipeline = buildPipeline(plugins);
+  return {
+    config,
+    pipeline,
+    routes: buildRouteTable(pipeline.routes),
+    providers,
+    validate: createRequestValidator(),
+    agent,
+    log: options.log,
+    inflight: 0,
+  };
+}
+
+/**
+ * Starts a gateway.
+ *
+ * @example
+ *   const { config } = await loadConfigFile('config/gateway.yaml');
+ *   const gw = await createGateway(config!);
+ *   // … later
+ *   await gw.close();
+ */
+export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
+  const log = options.logger ?? createLogger();
+  const catalog = options.catalog ?? {};
+  const agent = new Agent({
+    connections: config.upstream.connections,
+    keepAliveTimeout: config.upstream.keep_alive_timeout,
+    keepAliveMaxTimeout: Math.max(config.upstream.keep_alive_timeout, 600_000),
+    connect: { timeout: config.upstream.connect_timeout },
+  });
+  let current = await buildRuntime(config, agent, { catalog, locate: options.locate ?? noLocation, log });
+  const retiring = new Set<Runtime>();
+  let draining = false;
+
+  const handler = createRequestHandler({
+    runtime: () => current,
+    get draining() {
+      return draining;
+    },
+  });
+  let listener: Listener;
+  try {
+    listener = await listen(config.server, handler, log, config.baseDir);
+  } catch (err) {
+    await closePlugins(current.pipeline.plugins, log);
+    await agent.close();
+    throw err;
+  }
+  const host = listener.host === '0.0.0.0' ? '127.0.0.1' : listener.host === '::' ? '[::1]' : listener.host.includes(':') ? `[${listener.host}]` : listener.host;
+  const url = `${listener.secure ? 'https' : 'http'}://${host}:${listener.port}`;
+  let closing: Promise<void> | undefined;
+
+  function retire(old: Runtime): void {
+    retiring.add(old);
+    const check = (): void => {
+      if (old.inflight > 0 && !draining) return void setTimeout(check, 100).unref();
+      retiring.delete(old);
+      void closePlugins(old.pipeline.plugins, log);
+    };
+    check();
+  }
+
+  return {
+    url,
+    port: listener.port,
+    get config() {
+      return current.config;
+    },
+    async reload(next, locate) {
+      const fixed = ['host', 'port', 'tls', 'keep_alive_timeout', 'headers_timeout', 'request_timeout', 'max_header_size'] as const;
+      const changed = fixed.filter((k) => JSON.stringify(next.server[k]) !== JSON.stringify(current.config.server[k]));
+      if (changed.length > 0) log.warn('reload: listener settings need a restart and were not applied', { keys: changed.map((k) => `server.${k}`) });
+      const fresh = await buildRuntime(next, agent, { catalog, locate: locate ?? noLocation, log });
+      const old = current;
+      current = fresh;
+      retire(old);
+      log.info('config reloaded', { plugins: fresh.pipeline.plugins.map((p) => p.name) });
+    },
+    close() {
+      closing ??= (async () => {
+        draining = true;
+        const inflight = (): number => current.inflight + [...retiring].reduce((n, r) => n + r.inflight, 0);
+        await listener.close(current.config.server.shutdown_grace, inflight);
+        for (const old of retiring) await closePlugins(old.pipeline.plugins, log);
+        await closePlugins(current.pipeline.plugins, log);
+        // Every client request is finished or cut by now; nothing upstream is worth waiting for.
+        await agent.destroy();
+      })();
+      return closing;
+    },
+  };
+}

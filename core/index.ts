@@ -1,0 +1,35 @@
+/**
+ * The public surface of the core. Plugins import from here only, never from core internals.
+ */
+export { definePlugin } from './plugin.js';
+export type {
+  PluginDefinition,
+  PluginHooks,
+  GatewayApp,
+  AppServices,
+  RouteDefinition,
+  ResponseHead,
+  UpstreamAttempt,
+  Step,
+  MaybePromise,
+} from './plugin.js';
+export { GatewayContext } from './context.js';
+export type { ContextVars, Outcome, Timings } from './context.js';
+export { reply, isReply } from './reply.js';
+export type { Reply } from './reply.js';
+export { GatewayError, Errors, defineError, isGatewayError, toGatewayError } from './errors.js';
+export type { ErrorType, GatewayErrorOptions } from './errors.js';
+export type { SseEvent } from './sse/sse-parser.js';
+export { SseParser, serializeSse } from './sse/sse-parser.js';
+export type { Target, RoutePlan } from './router/types.js';
+export type { ProviderAdapter } from './providers/types.js';
+export { openAICompatible } from './providers/openai.js';
+export type { ModelRoute, RouteMatch } from './routes.js';
+export type { Logger } from './logger.js';
+export { createLogger } from './logger.js';
+export { createGateway } from './gateway.js';
+export type { Gateway, GatewayOptions } from './gateway.js';
+export { ConfigError } from './plugin-loader.js';
+export type { PluginCatalog } from './plugin-loader.js';
+export { loadConfigFile, loadConfigText, resolveConfigPath, formatProblem } from './config/load.js';
+export type { GatewayConfig, ConfigProblem, PipelineEntry } from './config/types.js';

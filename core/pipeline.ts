@@ -1,0 +1,157 @@
+/**
+ * Builds the per-hook lists once at boot and runs them per request.
+ *
+ * A phase no plugin uses is `null` and costs one comparison. Request hooks run in YAML order;
+ * response hooks in reverse, and only for plugins at or before the one that answered (a plugin
+ * that short-circuits is answered for by itself and those before it, as in Envoy's filter chain).
+ * Hooks are synchronous on the fast path: a promise is awaited only when a hook returns one.
+ */
+import type { GatewayContext, Outcome } from './context.js';
+import type { PluginHooks, RouteDefinition, Step } from './plugin.js';
+import { isReply, type Reply } from './reply.js';
+import { Errors, GatewayError, isGatewayError, toGatewayError } from './errors.js';
+
+export interface LoadedPlugin {
+  name: string;
+  /** The plugin's position in the YAML pipeline. */
+  index: number;
+  hooks: PluginHooks;
+}
+
+interface Entry<F> {
+  plugin: string;
+  index: number;
+  fn: F;
+}
+
+type HookName = Exclude<keyof PluginHooks, 'routes' | 'close'>;
+type HookFn<K extends HookName> = NonNullable<PluginHooks[K]>;
+type Entries<K extends HookName> = ReadonlyArray<Entry<HookFn<K>>> | null;
+
+export interface Pipeline {
+  readonly plugins: ReadonlyArray<LoadedPlugin>;
+  readonly onRequest: Entries<'onRequest'>;
+  readonly onRequestBody: Entries<'onRequestBody'>;
+  readonly onUpstreamRequest: Entries<'onUpstreamRequest'>;
+  readonly onUpstreamResponse: Entries<'onUpstreamResponse'>;
+  /** Response-direction lists are stored already reversed. */
+  readonly onResponseHeaders: Entries<'onResponseHeaders'>;
+  readonly onResponseChunk: Entries<'onResponseChunk'>;
+  readonly onResponseBody: Entries<'onResponseBody'>;
+  readonly onResponseEnd: Entries<'onResponseEnd'>;
+  readonly onDone: Entries<'onDone'>;
+  readonly routes: ReadonlyArray<{ plugin: string; route: RouteDefinition }>;
+}
+
+function collect<K extends HookName>(plugins: ReadonlyArray<LoadedPlugin>, key: K, reverse: boolean): Entries<K> {
+  const list: Entry<HookFn<K>>[] = [];
+  for (const p of plugins) {
+    const fn = p.hooks[key];
+    // Bound to the hooks object so plugins may write hooks as methods using `this`.
+    if (typeof fn === 'function') list.push({ plugin: p.name, index: p.index, fn: fn.bind(p.hooks) as HookFn<K> });
+  }
+  if (reverse) list.reverse();
+  return list.length > 0 ? Object.freeze(list) : null;
+}
+
+export function buildPipeline(plugins: ReadonlyArray<LoadedPlugin>): Pipeline {
+  const routes: Array<{ plugin: string; route: RouteDefinition }> = [];
+  for (const p of plugins) for (const route of p.hooks.routes ?? []) routes.push({ plugin: p.name, route });
+  return Object.freeze({
+    plugins,
+    onRequest: collect(plugins, 'onRequest', false),
+    onRequestBody: collect(plugins, 'onRequestBody', false),
+    onUpstreamRequest: collect(plugins, 'onUpstreamRequest', false),
+    onUpstreamResponse: collect(plugins, 'onUpstreamResponse', false),
+    onResponseHeaders: collect(plugins, 'onResponseHeaders', true),
+    onResponseChunk: collect(plugins, 'onResponseChunk', true),
+    onResponseBody: collect(plugins, 'onResponseBody', true),
+    onResponseEnd: collect(plugins, 'onResponseEnd', true),
+    onDone: collect(plugins, 'onDone', false),
+    routes,
+  });
+}
+
+/** Why a request phase stopped: a plugin answered, or a plugin failed. */
+export interface Stop {
+  /** Index of the plugin that stopped the phase; response hooks run for plugins at or before it. */
+  index: number;
+  plugin: string;
+  reply: Reply | undefined;
+  error: GatewayError | undefined;
+}
+
+function isPromise<T>(value: unknown): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/** A hook that throws: a GatewayError keeps its status (e.g. a plugin's 429); anything else is a 500. */
+function failure(ctx: GatewayContext, entry: { plugin: string; index: number }, err: unknown): Stop {
+  const error = isGatewayError(err) ? toGatewayError(err) : Errors.pluginFailed(undefined, { cause: err });
+  if (!isGatewayError(err)) ctx.log.error('plugin hook failed', { plugin: entry.plugin, err });
+  return { index: entry.index, plugin: entry.plugin, reply: undefined, error };
+}
+
+function verdict(ctx: GatewayContext, entry: Entry<unknown>, value: unknown): Stop | undefined {
+  if (value === undefined) return undefined;
+  if (isReply(value)) return { index: entry.index, plugin: entry.plugin, reply: value, error: undefined };
+  // A hook returning something else is a programming error in the plugin: say so, do not guess.
+  return failure(ctx, entry, new TypeError(`hook of plugin "${entry.plugin}" returned a value that is not a reply`));
+}
+
+/**
+ * Runs a request-direction list in order until a hook answers.
+ * Returns synchronously when every hook was synchronous.
+ */
+export function runHooks<F extends (...args: never[]) => unknown>(
+  entries: ReadonlyArray<Entry<F>>,
+  ctx: GatewayContext,
+  call: (fn: F) => unknown,
+  from = 0,
+): Stop | undefined | Promise<Stop | undefined> {
+  for (let i = from; i < entries.length; i++) {
+    const entry = entries[i]!;
+    let result: unknown;
+    try {
+      result = call(entry.fn);
+    } catch (err) {
+      return failure(ctx, entry, err);
+    }
+    if (result === undefined) continue;
+    if (isPromise<Step>(result)) {
+      return result.then(
+        (value) => verdict(ctx, entry, value) ?? runHooks(entries, ctx, call, i + 1),
+        (err: unknown) => failure(ctx, entry, err),
+      );
+    }
+    const stop = verdict(ctx, entry, result);
+    if (stop) return stop;
+  }
+  return undefined;
+}
+
+/** Keeps only response-direction entries of plugins at or before `limit` (the replier's index). */
+export function upTo<F>(entries: ReadonlyArray<Entry<F>> | null, limit: number): ReadonlyArray<Entry<F>> | null {
+  if (entries === null || limit === Number.MAX_SAFE_INTEGER) return entries;
+  const kept = entries.filter((e) => e.index <= limit);
+  return kept.length > 0 ? kept : null;
+}
+
+/** Runs observation hooks (onResponseEnd, onDone): every hook runs; failures are logged, never sent. */
+export async function runObservers<F extends (...args: never[]) => unknown>(
+  entries: ReadonlyArray<Entry<F>> | null,
+  ctx: GatewayContext,
+  call: (fn: F) => unknown,
+): Promise<void> {
+  if (entries === null) return;
+  for (const entry of entries) {
+    try {
+      const result = call(entry.fn);
+      if (isPromise(result)) await result;
+    } catch (err) {
+      ctx.log.error('plugin hook failed', { plugin: entry.plugin, err });
+    }
+  }
+}
+
+export type { Outcome };

@@ -1,0 +1,122 @@
+/**
+ * The plugin API. A plugin module default-exports `definePlugin({...})`; the YAML pipeline lists
+ * plugins in order. `setup` runs once at boot (all config-time work goes there) and returns the
+ * hooks the plugin implements.
+ *
+ *   request  ─▶ onRequest ─▶ (body read, validated) ─▶ onRequestBody ─▶ router ──────────┐
+ *               YAML order                             YAML order        per attempt:    │
+ *                                                                         onUpstreamRequest
+ *                                                                         onUpstreamResponse
+ *   response ◀─ onResponseHeaders ◀─ onResponseChunk / onResponseBody ◀─ onResponseEnd ◀─┘
+ *               REVERSE YAML order, so the first plugin sees the final outcome
+ *   then     ── onDone (every plugin, always; errors logged, never sent)
+ */
+import type { GatewayContext, Outcome } from './context.js';
+import type { Reply } from './reply.js';
+import type { Logger } from './logger.js';
+import type { GatewayConfig } from './config/types.js';
+import type { Target } from './router/types.js';
+import type { SseEvent } from './sse/sse-parser.js';
+import type { ProviderAdapter } from './providers/types.js';
+
+/** A hook's verdict: nothing to go on, a {@link Reply} to answer now. */
+export type Step = Reply | void | undefined;
+export type MaybePromise<T> = T | Promise<T>;
+
+/** One upstream attempt as the router is about to send it. Hooks may edit `headers`. */
+export interface UpstreamAttempt {
+  /** 0 for the first call, 1 for the first retry or fallback, … */
+  readonly number: number;
+  readonly target: Target;
+  readonly url: URL;
+  readonly method: string;
+  headers: Record<string, string>;
+  body: Buffer | string | null;
+}
+
+/** The status and headers of a response before it is written to the client. Hooks may edit headers. */
+export interface ResponseHead {
+  status: number;
+  headers: Record<string, string | string[]>;
+  /** True for `text/event-stream` responses. */
+  readonly sse: boolean;
+}
+
+/** A route a plugin contributes (admin APIs, custom endpoints). Matched before pass-through. */
+export interface RouteDefinition {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** A path with `:param` segments, e.g. `/v1/policies/rate-limits/:id`. */
+  path: string;
+  /** `json` (default for POST/PUT/PATCH): the body is parsed into `ctx.body`; `raw`: only `ctx.rawBody`. */
+  body?: 'json' | 'raw' | 'none';
+  handler(ctx: GatewayContext, params: Record<string, string>): MaybePromise<Reply>;
+}
+
+export interface PluginHooks {
+  /** Headers only; the body is not read yet. Auth belongs here. */
+  onRequest?(ctx: GatewayContext): MaybePromise<Step>;
+  /** The parsed, validated JSON body is in `ctx.body` (model routes and JSON plugin routes). */
+  onRequestBody?(ctx: GatewayContext): MaybePromise<Step>;
+  /** Once per upstream attempt, YAML order. A returned reply answers the attempt without calling upstream. */
+  onUpstreamRequest?(ctx: GatewayContext, attempt: UpstreamAttempt): MaybePromise<Step>;
+  /** Once per upstream attempt, when its status and headers arrive (observation). */
+  onUpstreamResponse?(ctx: GatewayContext, attempt: UpstreamAttempt, head: ResponseHead): MaybePromise<void>;
+  /** Before the response head is written; reverse order. A reply replaces the response. */
+  onResponseHeaders?(ctx: GatewayContext, head: ResponseHead): MaybePromise<Step>;
+  /**
+   * Each SSE event of a streamed response, reverse order, synchronous (it sits on the streaming
+   * path). Return the event (possibly edited), `null` to drop it, an array to fan out, or nothing
+   * to keep it as is. SSE parsing only happens when some plugin has this hook.
+   */
+  onResponseChunk?(ctx: GatewayContext, event: SseEvent): SseEvent | SseEvent[] | null | void;
+  /** The whole body of a non-SSE response, after it was sent (observation: usage, caching). */
+  onResponseBody?(ctx: GatewayContext, body: Buffer): void;
+  /** After the last byte of the response was written; reverse order. */
+  onResponseEnd?(ctx: GatewayContext): MaybePromise<void>;
+  /** Always, once, after the response finished or the client went away. Errors are logged only. */
+  onDone?(ctx: GatewayContext, outcome: Outcome): MaybePromise<void>;
+  routes?: RouteDefinition[];
+  /** On shutdown or when a reload retires this pipeline; reverse load order. */
+  close?(): MaybePromise<void>;
+}
+
+/** Shared services plugins provide and use (`store`, `worker-pool`, …), declared by augmentation. */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface AppServices {}
+
+/** What `setup` receives: the gateway's facilities for one plugin. */
+export interface GatewayApp {
+  readonly config: Readonly<GatewayConfig>;
+  /** A logger bound to the plugin's name. */
+  readonly log: Logger;
+  /** Adds or replaces a provider adapter (e.g. a plugin shipping a new dialect). */
+  registerProvider(adapter: ProviderAdapter): void;
+  /** Publishes a service for plugins later in the pipeline. */
+  provide<K extends keyof AppServices>(name: K, service: AppServices[K]): void;
+  /** Gets a service published by an earlier plugin; throws a boot error naming both if it is missing. */
+  service<K extends keyof AppServices>(name: K): AppServices[K];
+}
+
+export interface PluginDefinition<Options = Record<string, unknown>> {
+  /** Kebab-case, unique in a pipeline; appears in logs and errors. */
+  name: string;
+  /** JSON Schema of the options object; checked with ajv at boot, errors name the YAML line. */
+  configSchema?: Record<string, unknown>;
+  setup(app: GatewayApp, options: Options): MaybePromise<PluginHooks | void>;
+}
+
+/**
+ * Declares a plugin. The identity function, there for types and for a stable shape.
+ *
+ * @example
+ *   export default definePlugin<{ header: string }>({
+ *     name: 'stamp',
+ *     configSchema: { type: 'object', properties: { header: { type: 'string' } }, required: ['header'] },
+ *     setup(app, options) {
+ *       return { onResponseHeaders(ctx, head) { head.headers[options.header] = ctx.id; } };
+ *     },
+ *   });
+ */
+export function definePlugin<Options = Record<string, unknown>>(def: PluginDefinition<Options>): PluginDefinition<Options> {
+  return def;
+}

@@ -1,0 +1,26 @@
+/**
+ * The provider registry: adapter id → adapter. Built-in adapters are registered at boot; a plugin
+ * adds its own through `app.registerProvider`. One registry per gateway instance.
+ */
+import type { ProviderAdapter } from './types.js';
+import { openai } from './openai.js';
+
+export class ProviderRegistry {
+  readonly #adapters = new Map<string, ProviderAdapter>();
+
+  constructor(builtIn: ReadonlyArray<ProviderAdapter> = [openai]) {
+    for (const adapter of builtIn) this.register(adapter);
+  }
+
+  register(adapter: ProviderAdapter): void {
+    this.#adapters.set(adapter.id, adapter);
+  }
+
+  get(id: string): ProviderAdapter | undefined {
+    return this.#adapters.get(id);
+  }
+
+  ids(): string[] {
+    return [...this.#adapters.keys()];
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * The request flow, the same for HTTP/1.1 and HTTP/2:
+ *
+ *   match route ─▶ onRequest hooks ─▶ read body (limit, JSON, validation) ─▶ onRequestBody hooks
+ *     ─▶ terminal: plugin route handler | router (upstream attempts)
+ *     ─▶ response hooks (reverse) ─▶ wait for the response to finish ─▶ onDone (every plugin)
+ *
+ * Any failure before the head is sent becomes an error reply in the one shape; after it, the
+ * response is ended visibly (see ResponseWriter.failStream). Nothing here may crash the process.
+ */
+import { performance } from 'node:perf_hooks';
+import type { ServerResponse } from 'node:http';
+import { GatewayContext, type Outcome } from './context.js';
+import { ResponseWriter, type ClientResponse } from './response-writer.js';
+import { Errors, isGatewayError, toGatewayError } from './errors.js';
+import { runHooks, runObservers, type Stop } from './pipeline.js';
+import { ALL_PLUGINS, sendError, sendReply } from './respond.js';
+import { isJsonContentType, parseJsonObject, readBody, type ClientRequest } from './body-reader.js';
+import { routeRequest } from './router/index.js';
+import { headerValue } from './upstream/headers.js';
+import type { Runtime } from './runtime.js';
+
+export interface HandlerState {
+  /** The current runtime; swapped atomically by a reload. */
+  runtime(): Runtime;
+  /** True once shutdown began: answers carry `connection: close`. */
+  readonly draining: boolean;
+}
+
+const HEALTH_BODY = '{"status":"ok"}';
+
+export function createRequestHandler(state: HandlerState): (req: ClientRequest, res: ClientResponse) => void {
+  return function handleRequest(req, res) {
+    const start = performance.now();
+    const rt = state.runtime();
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const route = rt.routes.match(method, q === -1 ? url : url.slice(0, q));
+
+    if (route.kind === 'health') {
+      // The liveness probe: no plugins, no context; answered before anything else can fail.
+      (res as ServerResponse).writeHead(200, { 'content-type': 'application/json', 'content-length': HEALTH_BODY.length });
+      res.end(HEALTH_BODY);
+      return;
+    }
+
+    const ctx = new GatewayContext({ method, url, headers: req.headers, httpVersion: req.httpVersion, route, log: rt.log, start });
+    const out = new ResponseWriter(res, ctx, { closeConnection: state.draining });
+    rt.inflight++;
+    serve(rt, ctx, out, req)
+      .catch((err: unknown) => rt.log.error('request handler failed', { requestId: ctx.id, err }))
+      .finally(() => {
+        rt.inflight--;
+      });
+  };
+}
+
+async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req: ClientRequest): Promise<void> {
+  const pipeline = rt.pipeline;
+  let limit = ALL_PLUGINS;
+  try {
+    const route = ctx.route;
+    if (route.kind === 'not_found') throw Errors.routeNotFound(`No route for ${ctx.method} ${ctx.path.slice(0, 200)}.`);
+    if (route.kind === 'method_not_allowed') throw Errors.methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path.slice(0, 200)}.`);
+    ctx.metadata = parseMetadata(ctx);
+
+    let stop: Stop | undefined;
+    if (pipeline.onRequest !== null) stop = await runHooks(pipeline.onRequest, ctx, (fn) => fn(ctx));
+    if (stop === undefined) {
+      await readRequestBody(rt, ctx, req);
+      if (pipeline.onRequestBody !== null) stop = await runHooks(pipeline.onRequestBody, ctx, (fn) => fn(ctx));
+    }
+
+    if (stop !== undefined) {
+      limit = stop.index;
+      if (stop.reply) {
+        ctx.source = 'plugin';
+        await sendReply(rt, ctx, out, stop.reply, { limit, proxied: false });
+      } else {
+        await sendError(rt, ctx, out, stop.error!, limit);
+      }
+    } else if (route.kind === 'plugin') {
+      ctx.source = 'plugin';
+      const answer = await route.route.handler(ctx, route.params);
+      await sendReply(rt, ctx, out, answer, { limit, proxied: false });
+    } else {
+      await routeRequest(rt, ctx, out);
+    }
+  } catch (err) {
+    const error = toGatewayError(err);
+    if (!isGatewayError(err)) ctx.log.error('unexpected error', { requestId: ctx.id, err });
+    // The rest of an oversized or broken body is never read: close the connection instead of draining it.
+    if (error.code === 'body_too_large' || error.code === 'bad_request') out.closeAfterResponse();
+    if (!out.headersSent) await sendError(rt, ctx, out, error, limit);
+    else if (out.writable) {
+      ctx.streamError = error;
+      out.failStream(error, ctx.wantsStream);
+    }
+  }
+
+  await out.done;
+  await finishRequest(rt, ctx);
+}
+
+/** Reads the body the route needs: every body for pass-through, a validated JSON object for model routes. */
+async function readRequestBody(rt: Runtime, ctx: GatewayContext, req: ClientRequest): Promise<void> {
+  const route = ctx.route;
+  if (route.kind === 'plugin') {
+    const mode = route.route.body ?? (ctx.method === 'GET' || ctx.method === 'DELETE' ? 'none' : 'json');
+    if (mode === 'none') return;
+    ctx.rawBody = await readBody(req, rt.config.server.body_limit);
+    if (mode === 'json') {
+      if (ctx.rawBody.length === 0) ctx.body = {};
+      else {
+        requireJson(ctx);
+        ctx.body = parseJsonObject(ctx.rawBody);
+      }
+    }
+    return;
+  }
+  if (route.kind === 'model') requireJson(ctx);
+  ctx.rawBody = await readBody(req, rt.config.server.body_limit);
+  if (route.kind !== 'model') return;
+  const body = parseJsonObject(ctx.rawBody);
+  const invalid = rt.validate(route.name, body);
+  if (invalid) throw invalid;
+  ctx.body = body;
+}
+
+function requireJson(ctx: GatewayContext): void {
+  const type = headerValue(ctx.headers, 'content-type');
+  if (!isJsonContentType(type)) {
+    throw Errors.unsupportedContentType(
+      type === undefined ? 'A content-type of application/json is required.' : 'The content type must be application/json.',
+      { param: 'content-type' },
+    );
+  }
+}
+
+/** `x-gateway-metadata`: a JSON object whose values are strings (numbers and booleans are stringified). */
+function parseMetadata(ctx: GatewayContext): Record<string, string> {
+  const raw = headerValue(ctx.headers, 'x-gateway-metadata');
+  if (raw === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw Errors.invalidHeader('x-gateway-metadata must be a JSON object.', { param: 'x-gateway-metadata' });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw Errors.invalidHeader('x-gateway-metadata must be a JSON object.', { param: 'x-gateway-metadata' });
+  }
+  const out: Record<string, string> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (typeof v === 'string') out[key] = v;
+    else if (typeof v === 'number' || typeof v === 'boolean') out[key] = String(v);
+    else if (v !== null) {
+      throw Errors.invalidHeader(`x-gateway-metadata.${key.slice(0, 64)} must be a string.`, { param: 'x-gateway-metadata' });
+    }
+  }
+  return out;
+}
+
+async function finishRequest(rt: Runtime, ctx: GatewayContext): Promise<void> {
+  const t = ctx.timings;
+  t.end = performance.now();
+  if (rt.pipeline.onDone === null) return;
+  const outcome: Outcome = {
+    status: ctx.status,
+    error: ctx.error,
+    source: ctx.source,
+    aborted: ctx.signal.aborted && ctx.streamError === undefined,
+    streamError: ctx.streamError,
+    durationMs: t.end - t.start,
+    upstreamMs: t.upstreamMs,
+  };
+  await runObservers(rt.pipeline.onDone, ctx, (fn) => fn(ctx, outcome));
+}

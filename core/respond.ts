@@ -1,0 +1,82 @@
+/**
+ * Answers a request from the gateway itself: a plugin's reply, a route handler's reply, or an
+ * error. Response hooks run on these too (in reverse, up to the plugin that answered), so the
+ * first plugin, usually logging, sees every outcome, including a 401 or a 429.
+ */
+import type { GatewayContext } from './context.js';
+import type { ResponseHead } from './plugin.js';
+import { runHooks, runObservers, upTo } from './pipeline.js';
+import { reply as makeReply, type Reply } from './reply.js';
+import type { GatewayError } from './errors.js';
+import type { ResponseWriter } from './response-writer.js';
+import type { Runtime } from './runtime.js';
+
+/** Every plugin's response hooks run (the request reached the terminal stage). */
+export const ALL_PLUGINS = Number.MAX_SAFE_INTEGER;
+
+function encode(reply: Reply): { body: Buffer | string | undefined; json: boolean } {
+  const b = reply.body;
+  if (b === undefined) return { body: undefined, json: false };
+  if (typeof b === 'string' || Buffer.isBuffer(b)) return { body: b, json: false };
+  // Plugin replies are arbitrary values; admin routes serialize with their own compiled serializers.
+  return { body: JSON.stringify(b), json: true };
+}
+
+export interface SendOptions {
+  /** Response hooks run for plugins at or before this index. */
+  limit: number;
+  /** Add the routing headers (a proxied answer, e.g. a cache hit). */
+  proxied: boolean;
+}
+
+export async function sendReply(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, reply: Reply, options: SendOptions): Promise<void> {
+  const { body, json } = encode(reply);
+  const headers: Record<string, string | string[]> = { ...reply.headers };
+  if (json && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+  const head: ResponseHead = { status: reply.status, headers, sse: false };
+
+  const hooks = upTo(rt.pipeline.onResponseHeaders, options.limit);
+  if (hooks !== null) {
+    const stop = await runHooks(hooks, ctx, (fn) => fn(ctx, head));
+    // A response hook may replace a gateway reply once; its own reply is not hooked again.
+    if (stop?.reply) return sendRaw(rt, ctx, out, stop.reply, options);
+    if (stop?.error) return sendRaw(rt, ctx, out, errorReply(ctx, stop.error), options);
+  }
+  if (out.pinged) {
+    // The head already went out as an event stream (pings): the answer can only be an error event.
+    out.failStream(typeof reply.body === 'object' && reply.body !== null ? (reply.body as Record<string, unknown>) : { error: { message: String(reply.body) } }, true);
+  } else if (out.writable) {
+    out.send(head.status, head.headers, body, options.proxied);
+  }
+  await finish(rt, ctx, body, options.limit);
+}
+
+/** Sends a reply without running onResponseHeaders again (used after a hook replaced the answer). */
+async function sendRaw(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, reply: Reply, options: SendOptions): Promise<void> {
+  const { body, json } = encode(reply);
+  const headers: Record<string, string | string[]> = { ...reply.headers };
+  if (json && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+  if (out.writable && !out.headersSent) out.send(reply.status, headers, body, options.proxied);
+  await finish(rt, ctx, body, options.limit);
+}
+
+async function finish(rt: Runtime, ctx: GatewayContext, body: Buffer | string | undefined, limit: number): Promise<void> {
+  const bodyHooks = upTo(rt.pipeline.onResponseBody, limit);
+  if (bodyHooks !== null && body !== undefined) {
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    await runObservers(bodyHooks, ctx, (fn) => fn(ctx, bytes));
+  }
+  await runObservers(upTo(rt.pipeline.onResponseEnd, limit), ctx, (fn) => fn(ctx));
+}
+
+function errorReply(ctx: GatewayContext, err: GatewayError): Reply {
+  ctx.error = err;
+  ctx.source = 'gateway';
+  return makeReply(err.status, err.toJSON(), { 'x-gateway-error-source': 'gateway', ...err.headers });
+}
+
+/** Answers with a gateway error in the one error shape. */
+export function sendError(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, err: GatewayError, limit: number): Promise<void> {
+  if (err.status >= 500) ctx.log.warn('request failed', { code: err.code, status: err.status, err: err.cause ?? err });
+  return sendReply(rt, ctx, out, errorReply(ctx, err), { limit, proxied: false });
+}

@@ -1,0 +1,78 @@
+/**
+ * The terminal stage: turns the request into upstream attempts and makes sure exactly one answer
+ * reaches the client.
+ *
+ * Without a plan from a routing plugin, the request headers name one target (direct mode):
+ * `x-gateway-provider` + `Authorization`, optionally `x-gateway-custom-host`.
+ */
+import type { GatewayContext } from '../context.js';
+import type { ResponseWriter } from '../response-writer.js';
+import type { Runtime } from '../runtime.js';
+import type { Target } from './types.js';
+import { Errors } from '../errors.js';
+import { headerValue } from '../upstream/headers.js';
+import { checkCustomHost } from '../upstream/ssrf.js';
+import { runAttempt } from '../upstream/attempt.js';
+import { ALL_PLUGINS, sendError } from '../respond.js';
+
+const BEARER = /^bearer\s+(.+)$/i;
+
+/** Reads `x-gateway-request-timeout` (ms, a positive integer); undefined when absent. */
+export function requestTimeoutHeader(ctx: GatewayContext): number | undefined {
+  const raw = headerValue(ctx.headers, 'x-gateway-request-timeout');
+  if (raw === undefined) return undefined;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms <= 0 || ms > 3_600_000) {
+    throw Errors.invalidHeader('x-gateway-request-timeout must be a whole number of milliseconds between 1 and 3600000.', {
+      param: 'x-gateway-request-timeout',
+    });
+  }
+  return ms;
+}
+
+/** Reads `x-gateway-forward-headers`: a comma list of client header names to copy upstream. */
+export function forwardHeadersHeader(ctx: GatewayContext): string[] | undefined {
+  const raw = headerValue(ctx.headers, 'x-gateway-forward-headers');
+  if (raw === undefined) return undefined;
+  return raw
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h.length > 0 && h !== 'x-gateway-forward-headers');
+}
+
+/** Direct mode: the target named by the request headers. */
+export function directTarget(rt: Runtime, ctx: GatewayContext): Target {
+  const provider = headerValue(ctx.headers, 'x-gateway-provider');
+  const customHost = headerValue(ctx.headers, 'x-gateway-custom-host');
+  if (provider === undefined && customHost === undefined) throw Errors.missingProvider();
+  // A custom host alone means an OpenAI-compatible server (vLLM, Ollama, LM Studio, …).
+  const id = provider ?? 'openai';
+  if (rt.providers.get(id) === undefined) {
+    throw Errors.unknownProvider(`Unknown provider "${id.slice(0, 64)}".`, { param: 'x-gateway-provider' });
+  }
+  const target: Target = { provider: id };
+  if (customHost !== undefined) {
+    const refused = checkCustomHost(customHost, rt.config.security.custom_hosts);
+    if (refused) throw refused;
+    target.customHost = customHost;
+  }
+  const auth = headerValue(ctx.headers, 'authorization');
+  if (auth !== undefined) {
+    const m = BEARER.exec(auth);
+    if (m) target.apiKey = m[1]!.trim();
+    else target.headers = { authorization: auth }; // another scheme (Basic, …): forwarded as given
+  }
+  const timeout = requestTimeoutHeader(ctx);
+  if (timeout !== undefined) target.requestTimeout = timeout;
+  const forward = forwardHeadersHeader(ctx);
+  if (forward !== undefined) target.forwardHeaders = forward;
+  return target;
+}
+
+/** Runs the plan and answers the client. */
+export async function routeRequest(rt: Runtime, ctx: GatewayContext, out: ResponseWriter): Promise<void> {
+  const target = ctx.plan?.root ?? directTarget(rt, ctx);
+  if (ctx.wantsStream) out.startPings(rt.config.server.stream_ping_interval);
+  const result = await runAttempt(rt, ctx, out, target, { number: 0, final: true });
+  if (result.kind === 'failed') await sendError(rt, ctx, out, result.error, ALL_PLUGINS);
+}

@@ -1,0 +1,400 @@
+/**
+ * One upstream attempt: build the call, run `onUpstreamRequest`, dispatch it with undici, and
+ * either commit the answer to the client (stream it through) or hand it back to the router.
+ *
+ *   undici ──onResponseStart──▶ 2xx, or the last option? ──yes──▶ response hooks ▶ client head
+ *                                      │ no                         onResponseData ▶ client (backpressure)
+ *                                      ▼
+ *                              buffer the error answer ──▶ router (fallback/retry decides)
+ *
+ * A 2xx or the final option's answer is streamed as it arrives: nothing is buffered on the
+ * common path. Backpressure: `write()` false pauses the upstream until the client drains. A
+ * client that goes away aborts the upstream through `ctx.signal`.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { GatewayContext } from '../context.js';
+import type { ResponseHead, UpstreamAttempt } from '../plugin.js';
+import type { Target } from '../router/types.js';
+import type { ResponseWriter } from '../response-writer.js';
+import type { Runtime } from '../runtime.js';
+import { Errors, type GatewayError } from '../errors.js';
+import { runHooks, runObservers } from '../pipeline.js';
+import { ALL_PLUGINS, sendReply } from '../respond.js';
+import { SseParser, serializeSse, type SseEvent } from '../sse/sse-parser.js';
+import { downstreamHeaders, upstreamRequestHeaders } from './headers.js';
+import { upstreamFailure } from './errors.js';
+
+export type AttemptResult =
+  /** The answer (or a reply) was written to the client; the response is finished or failed visibly. */
+  | { kind: 'sent' }
+  /** A non-2xx upstream answer that was not committed (more options remain). */
+  | { kind: 'upstream_error'; status: number; headers: IncomingHttpHeaders; body: Buffer }
+  /** No answer: the call could not be made or timed out, or the gateway refused it. */
+  | { kind: 'failed'; error: GatewayError };
+
+export interface AttemptOptions {
+  /** 0 for the first call; retries and fallbacks count up. */
+  number: number;
+  /** The last option: whatever comes back is committed to the client. */
+  final: boolean;
+}
+
+/** Error answers kept for a possible fallback are bounded: they are only ever shown, never parsed at size. */
+const MAX_BUFFERED_ERROR = 1 << 20;
+/** A non-SSE body captured for `onResponseBody` observers is bounded; past it the capture stops. */
+const MAX_CAPTURE = 16 << 20;
+
+function joinUrl(base: string, path: string, search: string): string {
+  return (base.endsWith('/') ? base.slice(0, -1) : base) + path + search;
+}
+
+/** Builds and runs one attempt. Never throws: failures come back as results. */
+export async function runAttempt(
+  rt: Runtime,
+  ctx: GatewayContext,
+  out: ResponseWriter,
+  target: Target,
+  options: AttemptOptions,
+): Promise<AttemptResult> {
+  const adapter = rt.providers.get(target.provider);
+  if (adapter === undefined) {
+    return { kind: 'failed', error: Errors.unknownProvider(`Unknown provider "${target.provider}".`, { param: 'x-gateway-provider' }) };
+  }
+  const route = ctx.route.kind === 'model' ? ctx.route.name : undefined;
+  if (route !== undefined && adapter.routes !== undefined && !adapter.routes.has(route)) {
+    return { kind: 'failed', error: Errors.unsupportedRoute(`Provider "${adapter.id}" does not serve ${ctx.path}.`) };
+  }
+  const upstreamPath = ctx.route.kind === 'model' || ctx.route.kind === 'passthrough' ? ctx.route.upstreamPath : ctx.path;
+  const href = adapter.url
+    ? adapter.url({ target, route, upstreamPath, search: ctx.search })
+    : joinUrl(target.customHost ?? adapter.baseUrl, upstreamPath, ctx.search);
+  let url: URL;
+  try {
+    url = new URL(href);
+  } catch (err) {
+    return { kind: 'failed', error: Errors.invalidCustomHost('The upstream URL is not valid.', { cause: err }) };
+  }
+
+  const attempt: UpstreamAttempt = {
+    number: options.number,
+    target,
+    url,
+    method: ctx.method,
+    headers: upstreamRequestHeaders(ctx.headers, {
+      identity: route !== undefined,
+      auth: adapter.authHeaders(target),
+      extra: target.headers,
+      forward: target.forwardHeaders,
+    }),
+    body: requestBody(ctx, target),
+  };
+  ctx.target = target;
+  ctx.provider = target.provider;
+  ctx.optionPath = target.path ?? 'config';
+
+  if (rt.pipeline.onUpstreamRequest !== null) {
+    const stop = await runHooks(rt.pipeline.onUpstreamRequest, ctx, (fn) => fn(ctx, attempt));
+    if (stop?.error) return { kind: 'failed', error: stop.error };
+    if (stop?.reply) {
+      // A plugin answered for the upstream (e.g. a cache hit): it is this attempt's committed answer.
+      ctx.source = 'plugin';
+      await sendReply(rt, ctx, out, stop.reply, { limit: ALL_PLUGINS, proxied: true });
+      return { kind: 'sent' };
+    }
+  }
+  if (ctx.signal.aborted) return { kind: 'sent' };
+
+  const timeout = target.requestTimeout ?? rt.config.upstream.request_timeout;
+  return new Promise<AttemptResult>((resolve) => {
+    const call = new UpstreamCall(rt, ctx, out, attempt, options.final, resolve);
+    ctx.timings.upstreamStart = performance.now();
+    rt.agent.dispatch(
+      {
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: ctx.method as Dispatcher.HttpMethod,
+        headers: attempt.headers,
+        body: attempt.body,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      },
+      call,
+    );
+  });
+}
+
+/** The original bytes when nothing changed the body; otherwise the edited JSON, serialized once. */
+function requestBody(ctx: GatewayContext, target: Target): Buffer | string | null {
+  const overrides = target.overrideParams;
+  const hasOverrides = overrides !== undefined && Object.keys(overrides).length > 0;
+  if (ctx.body !== undefined && (ctx.bodyChanged || hasOverrides)) {
+    return JSON.stringify(hasOverrides ? { ...ctx.body, ...overrides } : ctx.body);
+  }
+  return ctx.rawBody !== undefined && ctx.rawBody.length > 0 ? ctx.rawBody : null;
+}
+
+type Mode = 'waiting' | 'committed' | 'buffering' | 'late' | 'done';
+
+/**
+ * The undici dispatch handler for one attempt. States:
+ * - waiting: no answer yet;
+ * - committed: streaming the answer to the client;
+ * - buffering: holding a non-2xx answer for the router (more options remain);
+ * - late: the head already went out as an event stream (pings), so the answer is buffered and
+ *   turned into events (an error event, or one data event for a non-stream 2xx body);
+ * - done: resolved; anything undici reports afterwards is ignored.
+ */
+class UpstreamCall implements Dispatcher.DispatchHandler {
+  #mode: Mode = 'waiting';
+  #controller: Dispatcher.DispatchController | undefined;
+  #status = 0;
+  #headers: IncomingHttpHeaders = {};
+  #chunks: Buffer[] = [];
+  #size = 0;
+  #sse = false;
+  #parser: SseParser | undefined;
+  #capture: Buffer[] | undefined;
+  #captured = 0;
+  #onAbort: (() => void) | undefined;
+
+  constructor(
+    private readonly rt: Runtime,
+    private readonly ctx: GatewayContext,
+    private readonly out: ResponseWriter,
+    private readonly attempt: UpstreamAttempt,
+    private readonly final: boolean,
+    private readonly resolve: (result: AttemptResult) => void,
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    const signal = this.ctx.signal;
+    if (signal.aborted) return controller.abort(signal.reason as Error);
+    this.#onAbort = () => controller.abort(signal.reason as Error);
+    signal.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
+    if (this.#mode !== 'waiting') return;
+    if (status < 200) return; // 1xx informational: the real head follows
+    const t = this.ctx.timings;
+    t.upstreamHeaders = performance.now();
+    t.upstreamMs += t.upstreamHeaders - t.upstreamStart;
+    this.#status = status;
+    this.#headers = headers;
+    const ctype = headers['content-type'];
+    this.#sse = typeof ctype === 'string' && ctype.startsWith('text/event-stream');
+    const ok = status >= 200 && status < 300;
+    const head: ResponseHead = { status, headers: downstreamHeaders(headers), sse: this.#sse };
+
+    if (this.rt.pipeline.onUpstreamResponse !== null) {
+      void runObservers(this.rt.pipeline.onUpstreamResponse, this.ctx, (fn) => fn(this.ctx, this.attempt, head));
+    }
+    if (!ok && !this.final) {
+      this.#mode = 'buffering';
+      return;
+    }
+    if (this.out.pinged) {
+      // Pings already sent a 200 event-stream head. A matching answer streams on; any other is
+      // buffered and turned into events at the end.
+      this.out.stopPings();
+      this.#mode = ok && this.#sse ? 'committed' : 'late';
+      if (this.#mode === 'committed') this.#prepareBody();
+      return;
+    }
+    if (!ok) head.headers['x-gateway-error-source'] = 'upstream';
+    this.#commit(controller, head);
+  }
+
+  #commit(controller: Dispatcher.DispatchController, head: ResponseHead): void {
+    const hooks = this.rt.pipeline.onResponseHeaders;
+    if (hooks === null) return this.#writeHead(head);
+    const stop = runHooks(hooks, this.ctx, (fn) => fn(this.ctx, head));
+    if (stop instanceof Promise) {
+      // An async hook: hold the upstream body until it settles (backpressure keeps memory bounded).
+      this.#mode = 'buffering';
+      controller.pause();
+      void stop.then((s) => {
+        if (this.#mode === 'done') return;
+        if (s) return this.#replace(controller, s.reply, s.error);
+        this.#writeHead(head);
+        const held = this.#chunks;
+        this.#chunks = [];
+        this.#size = 0;
+        for (const chunk of held) this.#forward(controller, chunk);
+        controller.resume();
+      });
+      return;
+    }
+    if (stop) return this.#replace(controller, stop.reply, stop.error);
+    this.#writeHead(head);
+  }
+
+  /** A response hook answered instead of the upstream: drop the upstream call, send the reply. */
+  #replace(controller: Dispatcher.DispatchController, reply: import('../reply.js').Reply | undefined, error: GatewayError | undefined): void {
+    this.#finish({ kind: 'sent' }, false);
+    controller.abort(new Error('replaced by a response hook'));
+    const answer = reply ?? { status: error!.status, headers: { 'x-gateway-error-source': 'gateway' }, body: error!.toJSON() };
+    if (error) {
+      this.ctx.error = error;
+      this.ctx.source = 'gateway';
+    }
+    void sendReply(this.rt, this.ctx, this.out, answer as import('../reply.js').Reply, { limit: ALL_PLUGINS, proxied: true });
+  }
+
+  #writeHead(head: ResponseHead): void {
+    this.#mode = 'committed';
+    this.#prepareBody();
+    if (this.#parser !== undefined) delete head.headers['content-length']; // events may be rewritten
+    this.out.stopPings();
+    if (this.out.writable) this.out.writeHead(head.status, head.headers, true);
+  }
+
+  #prepareBody(): void {
+    if (this.#sse && this.rt.pipeline.onResponseChunk !== null) this.#parser = new SseParser();
+    if (!this.#sse && this.rt.pipeline.onResponseBody !== null) this.#capture = [];
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    switch (this.#mode) {
+      case 'committed':
+        return this.#forward(controller, chunk);
+      case 'buffering':
+      case 'late':
+        if (this.#size + chunk.length <= MAX_BUFFERED_ERROR || this.#mode === 'late') {
+          this.#chunks.push(chunk);
+          this.#size += chunk.length;
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
+  #forward(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (!this.out.writable) return;
+    if (this.#capture !== undefined) {
+      this.#captured += chunk.length;
+      if (this.#captured <= MAX_CAPTURE) this.#capture.push(chunk);
+      else this.#capture = undefined;
+    }
+    const ok = this.#parser === undefined ? this.out.write(chunk) : this.#writeEvents(this.#parser.push(chunk));
+    if (!ok && !controller.paused) {
+      controller.pause();
+      this.out.onDrain(() => controller.resume());
+    }
+  }
+
+  /** Runs the chunk hooks (reverse order) over parsed events and writes what they keep. */
+  #writeEvents(events: SseEvent[]): boolean {
+    if (events.length === 0) return true;
+    const hooks = this.rt.pipeline.onResponseChunk!;
+    let text = '';
+    for (const first of events) {
+      let batch: SseEvent[] = [first];
+      for (const entry of hooks) {
+        const next: SseEvent[] = [];
+        for (const ev of batch) {
+          if (ev.comment !== undefined && ev.data.length === 0) {
+            next.push(ev); // comments (pings) are transport, not content
+            continue;
+          }
+          let result: SseEvent | SseEvent[] | null | void;
+          try {
+            result = entry.fn(this.ctx, ev);
+          } catch (err) {
+            this.ctx.log.error('plugin hook failed', { plugin: entry.plugin, err });
+            result = ev;
+          }
+          if (result === undefined) next.push(ev);
+          else if (result === null) continue;
+          else if (Array.isArray(result)) next.push(...result);
+          else next.push(result);
+        }
+        batch = next;
+      }
+      for (const ev of batch) text += serializeSse(ev);
+    }
+    return text.length === 0 ? true : this.out.write(text);
+  }
+
+  onResponseEnd(): void {
+    switch (this.#mode) {
+      case 'committed': {
+        if (this.#parser !== undefined) this.#writeEvents(this.#parser.end());
+        this.out.end();
+        this.#finish({ kind: 'sent' }, true);
+        return;
+      }
+      case 'buffering':
+        this.#finish({ kind: 'upstream_error', status: this.#status, headers: this.#headers, body: Buffer.concat(this.#chunks) }, false);
+        return;
+      case 'late':
+        this.#endLate();
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** The head went out as events before the answer came; express the answer as events. */
+  #endLate(): void {
+    const body = Buffer.concat(this.#chunks);
+    const ok = this.#status >= 200 && this.#status < 300;
+    if (ok) {
+      this.out.write(`data: ${body.toString('utf8').replace(/\n/g, '')}\n\n`);
+      this.out.end('data: [DONE]\n\n');
+    } else {
+      let error: Record<string, unknown>;
+      try {
+        error = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      } catch {
+        error = { error: { message: body.toString('utf8').slice(0, 2000), type: 'upstream_error', param: null, code: null } };
+      }
+      this.ctx.streamError = Errors.upstreamStreamFailed(`The upstream answered ${this.#status}.`);
+      this.out.failStream(error, true);
+    }
+    this.#finish({ kind: 'sent' }, false);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    const mode = this.#mode;
+    if (mode === 'done') return;
+    if (this.ctx.signal.aborted) {
+      // The client went away (or the gateway gave up): nothing left to tell anyone.
+      this.#finish({ kind: 'sent' }, false);
+      return;
+    }
+    const failure = upstreamFailure(err, this.attempt.url.origin);
+    if (mode === 'committed' || mode === 'late') {
+      const gw = Errors.upstreamStreamFailed(undefined, { cause: err });
+      this.ctx.streamError = gw;
+      this.ctx.log.warn('upstream failed mid-response', { code: failure.code, err });
+      this.out.failStream(gw, this.#sse || mode === 'late');
+      this.#finish({ kind: 'sent' }, false);
+      return;
+    }
+    this.#finish({ kind: 'failed', error: failure }, false);
+  }
+
+  #finish(result: AttemptResult, complete: boolean): void {
+    if (this.#mode === 'done') return;
+    this.#mode = 'done';
+    if (this.#onAbort) this.ctx.signal.removeEventListener('abort', this.#onAbort);
+    if (complete) {
+      const capture = this.#capture;
+      const body = this.rt.pipeline.onResponseBody;
+      void (async () => {
+        if (capture !== undefined && body !== null) {
+          const bytes = Buffer.concat(capture);
+          await runObservers(body, this.ctx, (fn) => fn(this.ctx, bytes));
+        }
+        await runObservers(this.rt.pipeline.onResponseEnd, this.ctx, (fn) => fn(this.ctx));
+      })().finally(() => this.resolve(result));
+      return;
+    }
+    this.resolve(result);
+  }
+}

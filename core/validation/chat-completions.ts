@@ -1,0 +1,116 @@
+/**
+ * Body schema for POST /chat/completions, plus the cross-field rules a schema expresses badly.
+ *
+ * The schema only *checks*: no `additionalProperties: false`, no defaults, no coercion, so unknown
+ * and provider-specific fields pass through and the gateway can forward the original bytes.
+ * Bounds come from the API spec's chat request table and Limits section.
+ */
+
+import type { SchemaObject } from 'ajv';
+import type { GatewayError } from '../errors.js';
+import { ValidationErrors } from './errors.js';
+
+/**
+ * Sampling fields chat and legacy completions share, with the spec's bounds. Several are also
+ * nullable although the spec table only says so for some: OpenAI's own reference marks
+ * `stop`, `logit_bias` and `stream_options` nullable and client libraries do send explicit nulls.
+ */
+export const samplingProperties = {
+  model: { type: 'string' },
+  temperature: { type: ['number', 'null'], minimum: 0, maximum: 2 },
+  top_p: { type: ['number', 'null'], minimum: 0, maximum: 1 },
+  frequency_penalty: { type: ['number', 'null'], minimum: -2, maximum: 2 },
+  presence_penalty: { type: ['number', 'null'], minimum: -2, maximum: 2 },
+  n: { type: ['integer', 'null'], minimum: 1, maximum: 128 },
+  // A string, or up to 4 strings; `maxItems`/`items` only apply when the value is an array.
+  stop: { type: ['string', 'array', 'null'], maxItems: 4, items: { type: 'string' } },
+  // Keys are token ids; every value is a bias in [-100, 100].
+  logit_bias: {
+    type: ['object', 'null'],
+    additionalProperties: { type: 'number', minimum: -100, maximum: 100 },
+  },
+  max_tokens: { type: ['integer', 'null'], minimum: 0 },
+  seed: { type: ['integer', 'null'] },
+  stream: { type: ['boolean', 'null'] },
+  stream_options: { type: ['object', 'null'] },
+  user: { type: 'string' },
+} as const;
+
+/**
+ * A mode keyword or an object selecting a tool. `if/then` rather than `anyOf` so a bad keyword
+ * reports `invalid_value` with the allowed list, and a number reports `invalid_type`.
+ */
+export function toolChoiceSchema(modes: readonly string[]): SchemaObject {
+  return { type: ['string', 'object'], if: { type: 'string' }, then: { enum: modes } };
+}
+
+const MESSAGE_ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] as const;
+
+export const chatCompletionsSchema: SchemaObject = {
+  type: 'object',
+  required: ['model', 'messages'],
+  properties: {
+    ...samplingProperties,
+    messages: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['role'],
+        properties: {
+          role: { type: 'string', enum: MESSAGE_ROLES },
+          // Content shapes differ per role and per provider; only the outer kind is checked.
+          content: { type: ['string', 'array', 'null'] },
+        },
+      },
+    },
+    max_completion_tokens: { type: ['integer', 'null'], minimum: 0 },
+    logprobs: { type: ['boolean', 'null'] },
+    top_logprobs: { type: ['integer', 'null'], minimum: 0, maximum: 20 },
+    tools: {
+      type: 'array',
+      maxItems: 128,
+      items: {
+        type: 'object',
+        required: ['type', 'function'],
+        properties: {
+          type: { const: 'function' },
+          function: {
+            type: 'object',
+            required: ['name'],
+            properties: { name: { type: 'string' } },
+          },
+        },
+      },
+    },
+    tool_choice: toolChoiceSchema(['none', 'auto', 'required']),
+    parallel_tool_calls: { type: 'boolean' },
+    response_format: { type: 'object' },
+    // Deprecated by tools, still accepted: 1 to 128 function definitions.
+    functions: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 128,
+      items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+    },
+    function_call: toolChoiceSchema(['none', 'auto']),
+  },
+};
+
+/** `stream_options` configures a stream; without `stream: true` it is a caller mistake, not a no-op. */
+export function checkStreamOptions(body: Record<string, unknown>): GatewayError | null {
+  if (body.stream_options == null || body.stream === true) return null;
+  return ValidationErrors.invalidParameterCombination('stream_options is only allowed when stream is true.', {
+    param: 'stream_options',
+  });
+}
+
+/** Cross-field rules of a chat body; runs only after the schema passed, so types are known. */
+export function checkChatCompletionsRules(body: Record<string, unknown>): GatewayError | null {
+  if (body.top_logprobs != null && body.logprobs !== true) {
+    return ValidationErrors.invalidParameterCombination('top_logprobs requires logprobs to be true.', {
+      param: 'top_logprobs',
+    });
+  }
+  return checkStreamOptions(body);
+}

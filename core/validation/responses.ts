@@ -1,0 +1,35 @@
+/** Body schema for POST /responses. No cross-field rules. */
+
+import type { SchemaObject } from 'ajv';
+import { toolChoiceSchema } from './chat-completions.js';
+
+export const responsesSchema: SchemaObject = {
+  type: 'object',
+  required: ['model', 'input'],
+  properties: {
+    // No enum although the spec lists four models: any newer model must work through the gateway.
+    model: { type: 'string' },
+    // Input items have many kinds (messages, tool outputs, files); only the outer kind is checked.
+    input: { type: ['string', 'array'] },
+    // Spec: at most 16 pairs, keys up to 64 characters, string values up to 512 characters.
+    metadata: {
+      type: ['object', 'null'],
+      maxProperties: 16,
+      propertyNames: { maxLength: 64 },
+      additionalProperties: { type: 'string', maxLength: 512 },
+    },
+    temperature: { type: ['number', 'null'], minimum: 0, maximum: 2 },
+    top_p: { type: ['number', 'null'], minimum: 0, maximum: 1 },
+    max_output_tokens: { type: ['integer', 'null'], minimum: 1 },
+    truncation: { enum: ['auto', 'disabled', null] },
+    tool_choice: toolChoiceSchema(['none', 'auto', 'required']),
+    include: { type: ['array', 'null'], items: { type: 'string' } },
+    tools: { type: 'array' },
+    instructions: { type: ['string', 'null'] },
+    previous_response_id: { type: ['string', 'null'] },
+    parallel_tool_calls: { type: ['boolean', 'null'] },
+    store: { type: ['boolean', 'null'] },
+    stream: { type: ['boolean', 'null'] },
+    user: { type: 'string' },
+  },
+};

@@ -1,0 +1,7 @@
+/**
+ * The standard plugins by the name the YAML pipeline uses. Each module loads lazily, so a
+ * pipeline pays only for the plugins it lists. New standard plugins are added here.
+ */
+import type { PluginCatalog } from '../core/index.js';
+
+export const standardPlugins: PluginCatalog = {};
