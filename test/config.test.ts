@@ -161,7 +161,7 @@ t.test('schema problems point at the offending node', async (t) => {
   });
 
   t.test('every problem is reported, in file order', async (t) => {
-    const { problems } = loadConfigText('store:\n  paht: x\nserver:\n  port: 0\n', 'gw.yaml', NO_ENV);
+    const { problems } = loadConfigText('store:\n  paht: x\nserver:\n  port: -1\n', 'gw.yaml', NO_ENV);
     t.same(
       problems.map((p) => `${p.line}:${p.column} ${p.path}`),
       ['2:3 store.paht', '4:9 server.port'],

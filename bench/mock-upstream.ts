@@ -1,0 +1,47 @@
+/**
+ * The mock upstream: a real HTTP server speaking OpenAI's wire formats, for tests and benchmarks.
+ *
+ * Tests steer each request with directives, as a path prefix or `x-mock-*` headers:
+ *
+ *   POST /mock/status=503;retry_after=2/v1/chat/completions
+ *   x-mock-status: 429
+ *
+ * Keys: status, retry_after, retry_after_ms, delay, hang, chunks, chunk_delay, first_byte_delay,
+ * reset (before_headers | mid_stream), reset_after, error_event, fail_first, key, tool_call.
+ * `bench/mock/directives.ts` documents each.
+ *
+ * CLI: `node dist/bench/mock-upstream.js [--port 9000] [--host 127.0.0.1]` (recording off).
+ */
+
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startMockUpstream } from './mock/server.js';
+
+export { startMockUpstream } from './mock/server.js';
+export type { MockUpstream, MockUpstreamOptions, RecordedRequest } from './mock/server.js';
+export { DEFAULT_DIRECTIVES, parseDirectives, type Directives } from './mock/directives.js';
+export { cosine, embedText } from './mock/embedding.js';
+export { mockFileContent } from './mock/echo.js';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { port: { type: 'string', default: '9000' }, host: { type: 'string', default: '127.0.0.1' } },
+  });
+  const port = Number.parseInt(values.port, 10);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port: ${values.port}`);
+  // Recording off: a benchmark run would otherwise keep every request body in memory.
+  const mock = await startMockUpstream({ port, host: values.host, record: false });
+  process.stdout.write(`mock upstream listening on ${mock.url}\n`);
+  const stop = (): void => {
+    void mock.close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch(function fail(error: unknown) {
+    process.stderr.write(`mock upstream failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}
