@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ConfigProblem, GatewayConfig, Locator, PipelineEntry } from './config/types.js';
+import { formatPath } from './config/load.js';
 import type { AppServices, GatewayApp, PluginDefinition, PluginHooks } from './plugin.js';
 import type { LoadedPlugin } from './pipeline.js';
 import type { Logger } from './logger.js';
@@ -47,10 +48,9 @@ function optionSegments(entry: PipelineEntry, index: number, hasOptions: boolean
   return hasOptions ? ['pipeline', index, entry.name] : ['pipeline', index];
 }
 
-function problemAt(config: GatewayConfig, locate: Locator, segments: Array<string | number>, message: string): ConfigProblem {
-  const { line, column } = locate(segments);
-  const path = segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
-  return { file: config.file, line, column, path, message };
+function problemAt(config: GatewayConfig, locate: Locator, segments: Array<string | number>, message: string, key = false): ConfigProblem {
+  const { line, column } = locate(segments, { key });
+  return { file: config.file, line, column, path: formatPath(segments), message };
 }
 
 /**
@@ -108,7 +108,7 @@ export async function resolvePlugins(config: GatewayConfig, locate: Locator, cat
     }
     resolved.push({ entry, index, definition, options });
   }
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0) throw new ConfigError(problems.sort((a, b) => a.line - b.line || a.column - b.column));
   return resolved;
 }
 
@@ -123,7 +123,7 @@ function optionProblem(config: GatewayConfig, locate: Locator, at: Array<string 
     const extra = (e.params as { additionalProperty?: string }).additionalProperty;
     if (extra !== undefined) {
       segments.push(extra);
-      message = `unknown option "${extra}"`;
+      return problemAt(config, locate, segments, `unknown option "${extra}"`, true);
     }
   } else if (e.keyword === 'required') {
     message = `missing required option "${(e.params as { missingProperty?: string }).missingProperty}"`;

@@ -157,9 +157,10 @@ function createPositions(doc: Document, lineCounter: LineCounter): Positions {
   }
   return {
     at,
-    locate: function locate(segments) {
-      const { offset } = findOffset(doc, segments);
-      return offset === null ? NOWHERE : at(offset);
+    locate: function locate(segments, options) {
+      const { offset, keyOffset } = findOffset(doc, segments);
+      const best = options?.key === true ? (keyOffset ?? offset) : offset;
+      return best === null ? NOWHERE : at(best);
     },
     locateKey: function locateKey(segments) {
       const { offset, keyOffset } = findOffset(doc, segments);
@@ -170,7 +171,7 @@ function createPositions(doc: Document, lineCounter: LineCounter): Positions {
 }
 
 /** `pipeline[2].cache.max_entries`; keys that are not plain words are quoted: `pipeline[7]["./x.js"]`. */
-function formatPath(segments: Segments): string {
+export function formatPath(segments: Segments): string {
   let out = '';
   for (const segment of segments) {
     if (typeof segment === 'number') out += `[${segment}]`;

@@ -88,5 +88,8 @@ export interface ConfigProblem {
   message: string;
 }
 
-/** Maps a key path (as segments) to its YAML position; used to report plugin option errors. */
-export type Locator = (segments: ReadonlyArray<string | number>) => { line: number; column: number };
+/**
+ * Maps a key path (as segments) to its YAML position; used to report plugin option errors.
+ * With `{key: true}` it points at the last segment's key rather than its value (unknown keys).
+ */
+export type Locator = (segments: ReadonlyArray<string | number>, options?: { key?: boolean }) => { line: number; column: number };
