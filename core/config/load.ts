@@ -14,10 +14,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
-import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
-import type { Document } from 'yaml';
+import type { ValidateFunction } from 'ajv';
+import { LineCounter, isMap, parseDocument } from 'yaml';
 import { interpolateDocument } from './interpolate.js';
+import { NOWHERE, createPositions, formatPath, type Segments } from './positions.js';
+import { describe, problemFromAjv } from './ajv-problems.js';
+
+export { formatPath } from './positions.js';
 import type {
   ConfigProblem,
   GatewayConfig,
@@ -36,7 +39,6 @@ export interface LoadResult {
   locate: Locator;
 }
 
-type Segments = ReadonlyArray<string | number>;
 type Size = number | string;
 type Duration = number | string;
 
@@ -63,7 +65,6 @@ interface RawConfig {
 
 const INLINE = '<inline>';
 const ENV_FILE = 'env';
-const NOWHERE = { line: 0, column: 0 };
 
 // ── schema ────────────────────────────────────────────────────────────────────────────────────
 
@@ -98,196 +99,6 @@ function getValidator(): ValidateFunction<RawConfig> {
   ajv.addVocabulary(['patternErrorMessage', 'errorMessage']);
   validator = ajv.compile<RawConfig>(schema as object);
   return validator;
-}
-
-// ── positions ─────────────────────────────────────────────────────────────────────────────────
-
-interface Found {
-  /** Offset of the deepest node found on the path (the value, or its key when the value is empty). */
-  offset: number | null;
-  /** Offset of the last segment's key, when the whole path exists and ends at a mapping key. */
-  keyOffset: number | null;
-}
-
-function nodeOffset(node: unknown): number | null {
-  if (node === null || typeof node !== 'object' || !('range' in node)) return null;
-  const range = (node as { range?: [number, number, number] | null }).range;
-  // `key:` with nothing after it yields an empty null scalar placed after the line; the key is a better spot.
-  if (!range || (isScalar(node) && range[0] === range[1])) return null;
-  return range[0];
-}
-
-function findOffset(doc: Document, segments: Segments): Found {
-  let current: unknown = doc.contents;
-  let offset = nodeOffset(current);
-  let keyOffset: number | null = null;
-  for (const segment of segments) {
-    keyOffset = null;
-    if (isMap(current)) {
-      const pair = current.items.find(function matches(p) {
-        return isPair(p) && isScalar(p.key) && String(p.key.value) === String(segment);
-      });
-      if (!pair) break;
-      keyOffset = nodeOffset(pair.key);
-      current = pair.value;
-      offset = nodeOffset(current) ?? keyOffset ?? offset;
-    } else if (isSeq(current) && /^\d+$/.test(String(segment))) {
-      const item: unknown = current.items[Number(segment)];
-      if (item === undefined) break;
-      current = item;
-      offset = nodeOffset(current) ?? offset;
-    } else {
-      break;
-    }
-  }
-  return { offset, keyOffset };
-}
-
-interface Positions {
-  locate: Locator;
-  /** The position of the last segment's key itself (for unknown keys), else as `locate`. */
-  locateKey: Locator;
-  at(offset: number): { line: number; column: number };
-}
-
-function createPositions(doc: Document, lineCounter: LineCounter): Positions {
-  function at(offset: number): { line: number; column: number } {
-    const { line, col } = lineCounter.linePos(offset);
-    return { line, column: col };
-  }
-  return {
-    at,
-    locate: function locate(segments, options) {
-      const { offset, keyOffset } = findOffset(doc, segments);
-      const best = options?.key === true ? (keyOffset ?? offset) : offset;
-      return best === null ? NOWHERE : at(best);
-    },
-    locateKey: function locateKey(segments) {
-      const { offset, keyOffset } = findOffset(doc, segments);
-      const best = keyOffset ?? offset;
-      return best === null ? NOWHERE : at(best);
-    },
-  };
-}
-
-/** `pipeline[2].cache.max_entries`; keys that are not plain words are quoted: `pipeline[7]["./x.js"]`. */
-export function formatPath(segments: Segments): string {
-  let out = '';
-  for (const segment of segments) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(segment)) out += out === '' ? segment : `.${segment}`;
-    else out += `[${JSON.stringify(segment)}]`;
-  }
-  return out;
-}
-
-// ── ajv errors ────────────────────────────────────────────────────────────────────────────────
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** JSON pointer → segments, with array indexes as numbers (they print as `[i]`). */
-function pointerToSegments(pointer: string, data: unknown): Array<string | number> {
-  const segments: Array<string | number> = [];
-  let current = data;
-  for (const raw of pointer.split('/').slice(1)) {
-    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (Array.isArray(current)) {
-      segments.push(Number(segment));
-      current = current[Number(segment)];
-    } else {
-      segments.push(segment);
-      current = isRecord(current) ? current[segment] : undefined;
-    }
-  }
-  return segments;
-}
-
-/** Optimal string alignment distance: Levenshtein plus adjacent swaps, the usual typo (`prot`). */
-function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = best;
-    }
-  }
-  return d[a.length]![b.length]!;
-}
-
-function suggest(key: string, known: string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of known) {
-    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
-  }
-  // A third of the word is the most a typo plausibly changes; beyond it the hint misleads.
-  return bestDistance <= Math.max(1, Math.floor(Math.max(key.length, best?.length ?? 0) / 3)) ? best : undefined;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'string') return `"${value.length > 40 ? value.slice(0, 40) + '…' : value}"`;
-  return String(value);
-}
-
-/** JSON Schema type names in the words a YAML author uses. */
-const TYPE_NAMES: Record<string, string> = {
-  object: 'a mapping',
-  array: 'a list',
-  string: 'a string',
-  integer: 'an integer',
-  number: 'a number',
-  boolean: 'true or false',
-  null: 'null',
-};
-
-function schemaString(schema: unknown, key: string): string | undefined {
-  return isRecord(schema) && typeof schema[key] === 'string' ? schema[key] : undefined;
-}
-
-/** Turns one ajv error into a problem at the offending node, or null for ajv's summary errors. */
-function problemFromAjv(error: ErrorObject, data: unknown, file: string, positions: Positions): ConfigProblem | null {
-  // `if` ("must match else schema") and the `propertyNames` wrapper only repeat a precise error.
-  if (error.keyword === 'if' || error.keyword === 'propertyNames') return null;
-  const segments = pointerToSegments(error.instancePath, data);
-  let where = positions.locate(segments);
-  let message = error.message ?? 'is invalid';
-  const params: Record<string, unknown> = error.params;
-
-  if (error.propertyName !== undefined) {
-    segments.push(error.propertyName);
-    where = positions.locateKey(segments);
-    message = `${schemaString(error.parentSchema, 'patternErrorMessage') ?? message}, got "${error.propertyName}"`;
-  } else if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
-    const key = params.additionalProperty;
-    segments.push(key);
-    where = positions.locateKey(segments);
-    const properties = isRecord(error.parentSchema) && isRecord(error.parentSchema.properties) ? error.parentSchema.properties : {};
-    const hint = suggest(key, Object.keys(properties));
-    message = `unknown key "${key}"` + (hint ? ` (did you mean "${hint}"?)` : '');
-  } else if (error.keyword === 'required' && typeof params.missingProperty === 'string') {
-    // The missing key has no node: point at the mapping that should hold it.
-    segments.push(params.missingProperty);
-    message = `missing required key "${params.missingProperty}"`;
-  } else if (error.keyword === 'type') {
-    const custom = schemaString(error.parentSchema, 'errorMessage');
-    const types: unknown[] = Array.isArray(params.type) ? params.type : [params.type];
-    const expected = types.map((type) => TYPE_NAMES[String(type)] ?? String(type)).join(' or ');
-    message = `${custom ?? `must be ${expected}`}, got ${describe(error.data)}`;
-  } else if (error.keyword === 'pattern') {
-    message = `${schemaString(error.parentSchema, 'patternErrorMessage') ?? message}, got ${describe(error.data)}`;
-  } else if (error.keyword === 'minProperties' || error.keyword === 'maxProperties') {
-    message = schemaString(error.parentSchema, 'errorMessage') ?? message;
-  }
-  return { file, ...where, path: formatPath(segments), message };
 }
 
 // ── units ─────────────────────────────────────────────────────────────────────────────────────

@@ -148,7 +148,6 @@ type Mode = 'waiting' | 'committed' | 'buffering' | 'late' | 'done';
  */
 class UpstreamCall implements Dispatcher.DispatchHandler {
   #mode: Mode = 'waiting';
-  #controller: Dispatcher.DispatchController | undefined;
   #status = 0;
   #headers: IncomingHttpHeaders = {};
   #chunks: Buffer[] = [];
@@ -169,7 +168,6 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   ) {}
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.#controller = controller;
     const signal = this.ctx.signal;
     if (signal.aborted) return controller.abort(signal.reason as Error);
     this.#onAbort = () => controller.abort(signal.reason as Error);

@@ -23,7 +23,9 @@ import { responsesSchema } from './responses.js';
 
 export { ValidationErrors } from './errors.js';
 
-export type ModelRoute = 'chat.completions' | 'completions' | 'embeddings' | 'moderations' | 'responses';
+import type { ModelRoute } from '../routes.js';
+
+export type { ModelRoute };
 
 export interface RequestValidator {
   (route: ModelRoute, body: unknown): GatewayError | null;
