@@ -232,3 +232,34 @@ t.test('onDone runs when the client goes away mid-stream', async (t) => {
   t.equal(outcomes[0]?.aborted, true);
   t.equal(outcomes[0]?.status, 200);
 });
+
+t.test('an async onResponseHeaders hook holds the body until it settles (regression: a short body ending first)', async (t) => {
+  const mock = await startMock(t);
+  const gw = await startGateway(t, {
+    yaml: 'pipeline: [slowhead]\n',
+    plugins: {
+      slowhead: definePlugin({
+        name: 'slowhead',
+        setup: () => ({
+          async onResponseHeaders(_ctx, head) {
+            await new Promise((r) => setTimeout(r, 50)); // the upstream body has ended by now
+            head.headers['x-checked'] = 'yes';
+          },
+        }),
+      }) as PluginDefinition<never>,
+    },
+  });
+  const client = sdk(gw, mock);
+  const { data, response } = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'held' }] }).withResponse();
+  t.equal(response.headers.get('x-checked'), 'yes');
+  t.equal(data.choices[0]?.message.content, 'Mock reply to: held');
+  const stream = await client.chat.completions.create({ model: 'm', stream: true, messages: [{ role: 'user', content: 'held stream' }] });
+  let text = '';
+  for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+  t.equal(text, 'Mock reply to: held stream');
+  const failing = await request(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...direct(mock, 'status=500'), 'content-type': 'application/json' }, body: chat });
+  t.equal(failing.statusCode, 500, 'an upstream error also passes the hook');
+  t.equal(failing.headers['x-checked'], 'yes');
+  t.equal(failing.headers['x-gateway-error-source'], 'upstream');
+  t.match(await failing.body.json(), { error: { type: 'server_error' } });
+});

@@ -135,11 +135,13 @@ function requestBody(ctx: GatewayContext, target: Target): Buffer | string | nul
   return ctx.rawBody !== undefined && ctx.rawBody.length > 0 ? ctx.rawBody : null;
 }
 
-type Mode = 'waiting' | 'committed' | 'buffering' | 'late' | 'done';
+type Mode = 'waiting' | 'holding' | 'committed' | 'buffering' | 'late' | 'done';
 
 /**
  * The undici dispatch handler for one attempt. States:
  * - waiting: no answer yet;
+ * - holding: an async onResponseHeaders hook is deciding; the upstream is paused and anything it
+ *   still delivers is held (undici stops its parser on pause, so this is normally nothing);
  * - committed: streaming the answer to the client;
  * - buffering: holding a non-2xx answer for the router (more options remain);
  * - late: the head already went out as an event stream (pings), so the answer is buffered and
@@ -157,6 +159,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   #capture: Buffer[] | undefined;
   #captured = 0;
   #onAbort: (() => void) | undefined;
+  /** The upstream finished while an async response hook held the answer. */
+  #endedWhileHolding = false;
 
   constructor(
     private readonly rt: Runtime,
@@ -212,7 +216,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     const stop = runHooks(hooks, this.ctx, (fn) => fn(this.ctx, head));
     if (stop instanceof Promise) {
       // An async hook: hold the upstream body until it settles (backpressure keeps memory bounded).
-      this.#mode = 'buffering';
+      this.#mode = 'holding';
       controller.pause();
       void stop.then((s) => {
         if (this.#mode === 'done') return;
@@ -222,7 +226,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
         this.#chunks = [];
         this.#size = 0;
         for (const chunk of held) this.#forward(controller, chunk);
-        controller.resume();
+        if (this.#endedWhileHolding) this.onResponseEnd();
+        else controller.resume();
       });
       return;
     }
@@ -261,7 +266,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
         return this.#forward(controller, chunk);
       case 'buffering':
       case 'late':
-        if (this.#size + chunk.length <= MAX_BUFFERED_ERROR || this.#mode === 'late') {
+      case 'holding':
+        if (this.#size + chunk.length <= MAX_BUFFERED_ERROR || this.#mode !== 'buffering') {
           this.#chunks.push(chunk);
           this.#size += chunk.length;
         }
@@ -331,6 +337,9 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
         return;
       case 'late':
         this.#endLate();
+        return;
+      case 'holding':
+        this.#endedWhileHolding = true;
         return;
       default:
         return;
