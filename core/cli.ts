@@ -12,6 +12,7 @@ import { loadConfigFile, formatProblem, resolveConfigPath } from './config/load.
 import { createGateway } from './gateway.js';
 import { ConfigError, resolvePlugins } from './plugin-loader.js';
 import { createLogger } from './logger.js';
+import { announceReady, isPrimary, superviseWorkers } from './cluster.js';
 import { standardPlugins } from '../plugins/index.js';
 import type { ConfigProblem } from './config/types.js';
 
@@ -62,6 +63,13 @@ async function start(file: string): Promise<void> {
     printProblems(problems);
     process.exit(1);
   }
+  if (config.server.workers > 1 && isPrimary()) {
+    superviseWorkers(config.server.workers, log, (url) => {
+      process.stdout.write(`gateway listening on ${url} (config ${file}, ${config.server.workers} workers)\n`);
+    });
+    return;
+  }
+  const worker = !isPrimary();
   let gateway;
   try {
     gateway = await createGateway(config, { catalog: standardPlugins, locate, logger: log });
@@ -71,12 +79,16 @@ async function start(file: string): Promise<void> {
     process.exit(1);
   }
   const gw = gateway;
-  process.stdout.write(`gateway listening on ${gw.url} (config ${file})\n`);
-  log.info('listening', { url: gw.url, plugins: config.pipeline.map((p) => p.name) });
+  log.info('listening', { url: gw.url, pid: process.pid, plugins: config.pipeline.map((p) => p.name) });
+  if (worker) announceReady(gw.url);
+  else process.stdout.write(`gateway listening on ${gw.url} (config ${file})\n`);
 
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) {
+      // A worker hears both the terminal's SIGINT and the primary's SIGTERM: only the primary
+      // decides to cut a drain short (it sends SIGKILL).
+      if (worker) return;
       log.warn('second signal: exiting now', { signal });
       process.exit(1);
     }

@@ -171,3 +171,25 @@ t.test('reload in process: in-flight requests finish on the old pipeline, which 
   for (let i = 0; i < 50 && !events.includes('close:1'); i++) await new Promise((r) => setTimeout(r, 20));
   t.same(events, ['slow-done', 'close:1'], 'the old pipeline closed after its last request');
 });
+
+t.test('server.workers: 2 forks two workers on one port; SIGTERM to the primary drains both', async (t) => {
+  const mock = await startMock(t);
+  const yaml = writeFile(tempDir(), 'gw.yaml', 'server: {host: 127.0.0.1, port: 0, workers: 2}\n');
+  const cli = await startCli(t, ['start', '--config', yaml]);
+  t.match(cli.stdout(), /2 workers/);
+  const pids = new Set([...cli.stderr().matchAll(/"msg":"listening".*?"pid":(\d+)/g)].map((m) => m[1]));
+  t.equal(pids.size, 2, 'two worker processes are listening');
+  t.notOk(pids.has(String(cli.child.pid)), 'the primary does not serve');
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, () =>
+      request(`${cli.url}/v1/models`, { headers: direct(mock) }).then(async (r) => {
+        await r.body.text();
+        return r.statusCode;
+      }),
+    ),
+  );
+  t.same(new Set(answers), new Set([200]));
+  cli.child.kill('SIGTERM');
+  t.equal(await cli.exited, 0);
+  t.equal(cli.stderr().match(/"msg":"stopped"/g)?.length, 2, 'both workers drained and stopped');
+});
