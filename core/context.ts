@@ -58,8 +58,6 @@ export class GatewayContext {
   readonly headers: IncomingHttpHeaders;
   readonly httpVersion: string;
   readonly route: RouteMatch;
-  /** Aborted when the client goes away or the gateway gives up; passed to every upstream call. */
-  readonly signal: AbortSignal;
   readonly timings: Timings;
   readonly log: Logger;
 
@@ -93,8 +91,12 @@ export class GatewayContext {
   /** A failure after the response head was sent (the stream was ended with an error). */
   streamError: GatewayError | undefined = undefined;
 
-  readonly #controller: AbortController;
   readonly #vars: Partial<ContextVars> = {};
+  // Abort plumbing without an AbortController per request (they cost ~6 % of CPU under load on
+  // Node 20): the core subscribes with plain callbacks; a real signal is made only when asked for.
+  #abortReason: Error | undefined;
+  #abortListeners: Array<() => void> | undefined;
+  #controller: AbortController | undefined;
 
   constructor(init: {
     method: string;
@@ -116,8 +118,6 @@ export class GatewayContext {
     const trace = init.headers['x-gateway-trace-id'];
     // A caller's trace id is echoed, but bounded so a header cannot bloat logs and responses.
     this.traceId = typeof trace === 'string' && trace.length > 0 && trace.length <= 128 ? trace : this.id;
-    this.#controller = new AbortController();
-    this.signal = this.#controller.signal;
     this.timings = { start: init.start, upstreamStart: 0, upstreamHeaders: 0, firstByte: 0, end: 0, upstreamMs: 0 };
     this.log = init.log;
   }
@@ -141,8 +141,46 @@ export class GatewayContext {
     return this.body !== undefined && this.body.stream === true;
   }
 
+  /** True once the client went away or the gateway gave up on the request. */
+  get aborted(): boolean {
+    return this.#abortReason !== undefined;
+  }
+
+  /** Aborted when the client goes away or the gateway gives up; pass it to anything cancellable. */
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#abortReason !== undefined) this.#controller.abort(this.#abortReason);
+    }
+    return this.#controller.signal;
+  }
+
+  /** Runs `listener` once when the request is aborted (at once if it already was); returns an unsubscribe. */
+  onAbort(listener: () => void): () => void {
+    if (this.#abortReason !== undefined) {
+      listener();
+      return () => undefined;
+    }
+    (this.#abortListeners ??= []).push(listener);
+    return () => {
+      const list = this.#abortListeners;
+      const i = list ? list.indexOf(listener) : -1;
+      if (i !== -1) list!.splice(i, 1);
+    };
+  }
+
   /** Aborts everything this request started (upstream calls, worker tasks). Idempotent. */
   abort(reason: Error): void {
-    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+    if (this.#abortReason !== undefined) return;
+    this.#abortReason = reason;
+    this.#controller?.abort(reason);
+    const listeners = this.#abortListeners;
+    this.#abortListeners = undefined;
+    if (listeners) for (const fn of listeners) fn();
+  }
+
+  /** Why the request was aborted, if it was. */
+  get abortReason(): Error | undefined {
+    return this.#abortReason;
   }
 }

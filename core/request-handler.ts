@@ -170,7 +170,7 @@ async function finishRequest(rt: Runtime, ctx: GatewayContext): Promise<void> {
     status: ctx.status,
     error: ctx.error,
     source: ctx.source,
-    aborted: ctx.signal.aborted && ctx.streamError === undefined,
+    aborted: ctx.aborted && ctx.streamError === undefined,
     streamError: ctx.streamError,
     durationMs: t.end - t.start,
     upstreamMs: t.upstreamMs,

@@ -9,13 +9,33 @@ import type { GatewayContext } from '../context.js';
 import type { ResponseWriter } from '../response-writer.js';
 import type { Runtime } from '../runtime.js';
 import type { Target } from './types.js';
-import { Errors } from '../errors.js';
+import { Errors, type GatewayError } from '../errors.js';
 import { headerValue } from '../upstream/headers.js';
-import { checkCustomHost } from '../upstream/ssrf.js';
+import { checkCustomHost, type CustomHostPolicy } from '../upstream/ssrf.js';
 import { runAttempt } from '../upstream/attempt.js';
 import { ALL_PLUGINS, sendError } from '../respond.js';
 
 const BEARER = /^bearer\s+(.+)$/i;
+
+/**
+ * SSRF verdicts by custom host, per policy (a reload brings a new policy object, so a new cache).
+ * Apps send the same few hosts on every request; parsing and classifying them each time showed up
+ * in profiles. Bounded: a flood of distinct hosts only resets the cache.
+ */
+const verdicts = new WeakMap<object, Map<string, GatewayError | null>>();
+const MAX_VERDICTS = 1024;
+
+export function checkCustomHostCached(url: string, policy: CustomHostPolicy): GatewayError | null {
+  let cache = verdicts.get(policy);
+  if (cache === undefined) verdicts.set(policy, (cache = new Map()));
+  let verdict = cache.get(url);
+  if (verdict === undefined) {
+    verdict = checkCustomHost(url, policy);
+    if (cache.size >= MAX_VERDICTS) cache.clear();
+    cache.set(url, verdict);
+  }
+  return verdict;
+}
 
 /** Reads `x-gateway-request-timeout` (ms, a positive integer); undefined when absent. */
 export function requestTimeoutHeader(ctx: GatewayContext): number | undefined {
@@ -52,7 +72,7 @@ export function directTarget(rt: Runtime, ctx: GatewayContext): Target {
   }
   const target: Target = { provider: id };
   if (customHost !== undefined) {
-    const refused = checkCustomHost(customHost, rt.config.security.custom_hosts);
+    const refused = checkCustomHostCached(customHost, rt.config.security.custom_hosts);
     if (refused) throw refused;
     target.customHost = customHost;
   }

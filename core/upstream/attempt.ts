@@ -9,7 +9,7 @@
  *
  * A 2xx or the final option's answer is streamed as it arrives: nothing is buffered on the
  * common path. Backpressure: `write()` false pauses the upstream until the client drains. A
- * client that goes away aborts the upstream through `ctx.signal`.
+ * client that goes away aborts the upstream through `ctx.onAbort`.
  */
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
@@ -104,7 +104,7 @@ export async function runAttempt(
       return { kind: 'sent' };
     }
   }
-  if (ctx.signal.aborted) return { kind: 'sent' };
+  if (ctx.aborted) return { kind: 'sent' };
 
   const timeout = target.requestTimeout ?? rt.config.upstream.request_timeout;
   return new Promise<AttemptResult>((resolve) => {
@@ -158,7 +158,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   #parser: SseParser | undefined;
   #capture: Buffer[] | undefined;
   #captured = 0;
-  #onAbort: (() => void) | undefined;
+  #offAbort: (() => void) | undefined;
   /** The upstream finished while an async response hook held the answer. */
   #endedWhileHolding = false;
 
@@ -172,10 +172,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   ) {}
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
-    const signal = this.ctx.signal;
-    if (signal.aborted) return controller.abort(signal.reason as Error);
-    this.#onAbort = () => controller.abort(signal.reason as Error);
-    signal.addEventListener('abort', this.#onAbort, { once: true });
+    this.#offAbort = this.ctx.onAbort(() => controller.abort(this.ctx.abortReason!));
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
@@ -369,7 +366,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     const mode = this.#mode;
     if (mode === 'done') return;
-    if (this.ctx.signal.aborted) {
+    if (this.ctx.aborted) {
       // The client went away (or the gateway gave up): nothing left to tell anyone.
       this.#finish({ kind: 'sent' }, false);
       return;
@@ -389,7 +386,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   #finish(result: AttemptResult, complete: boolean): void {
     if (this.#mode === 'done') return;
     this.#mode = 'done';
-    if (this.#onAbort) this.ctx.signal.removeEventListener('abort', this.#onAbort);
+    this.#offAbort?.();
     if (complete) {
       const capture = this.#capture;
       const body = this.rt.pipeline.onResponseBody;

@@ -1,0 +1,73 @@
+/** Command-line options of `npm run bench`. */
+import { parseArgs } from 'node:util';
+
+export interface BenchOptions {
+  /** Seconds measured per load run. */
+  duration: number;
+  /** Seconds of discarded load before each measured run (JIT, pools, socket buffers). */
+  warmup: number;
+  rounds: number;
+  /** Connections for the throughput scenario. */
+  connections: number;
+  /** Streamed requests per target per round. */
+  streams: number;
+  /** Scenario names to run; empty means all. */
+  only: string[];
+  /** Run the gateway under `--cpu-prof` and summarise its hottest functions. */
+  profile: boolean;
+  pin: boolean;
+  /** Where the JSON results go. */
+  out: string;
+}
+
+export const USAGE = `Usage: node dist/bench/run.js [options]
+  --duration S     seconds per measured run (default 10)
+  --warmup S       seconds of warm-up before each run (default 3)
+  --rounds N       interleaved rounds, median reported (default 3)
+  --connections N  connections for the throughput scenario (default 32)
+  --streams N      streamed requests per target per round (default 20)
+  --only a,b       run only these scenarios (throughput, latency-c1, streaming, h2c, memory)
+  --quick          duration 3, warmup 1, rounds 1, streams 10: a fast smoke run
+  --profile        run the gateway with --cpu-prof and print its top self-time functions
+  --no-pin         do not pin processes to CPUs
+  --out FILE       results file (default bench/results/latest.json)
+`;
+
+function positive(name: string, text: string, integer: boolean): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new Error(`--${name} must be a positive ${integer ? 'integer' : 'number'}, got ${text}`);
+  return n;
+}
+
+export function parseOptions(argv: string[]): BenchOptions | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      rounds: { type: 'string' },
+      connections: { type: 'string' },
+      streams: { type: 'string' },
+      only: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
+      'no-pin': { type: 'boolean', default: false },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return 'help';
+  // --quick sets the defaults; explicit flags still win.
+  const quick = values.quick;
+  return {
+    duration: positive('duration', values.duration ?? (quick ? '3' : '10'), false),
+    warmup: values.warmup === '0' ? 0 : positive('warmup', values.warmup ?? (quick ? '1' : '3'), false),
+    rounds: positive('rounds', values.rounds ?? (quick ? '1' : '3'), true),
+    connections: positive('connections', values.connections ?? '32', true),
+    streams: positive('streams', values.streams ?? (quick ? '10' : '20'), true),
+    only: values.only ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : [],
+    profile: values.profile,
+    pin: !values['no-pin'],
+    out: values.out ?? 'bench/results/latest.json',
+  };
+}
