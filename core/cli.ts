@@ -79,6 +79,10 @@ async function start(file: string): Promise<void> {
     process.exit(1);
   }
   const gw = gateway;
+  if (gw.generatedAdminKey !== undefined) {
+    // Printed once, here, and never again: only its hash is stored.
+    process.stdout.write(`\nCreated the first admin API key (shown once, store it now):\n\n  ${gw.generatedAdminKey}\n\nSend it as x-gateway-api-key to the admin API.\n\n`);
+  }
   log.info('listening', { url: gw.url, pid: process.pid, plugins: config.pipeline.map((p) => p.name) });
   if (worker) announceReady(gw.url);
   else process.stdout.write(`gateway listening on ${gw.url} (config ${file})\n`);

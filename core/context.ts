@@ -57,6 +57,8 @@ export class GatewayContext {
   /** Request headers, lower-cased by Node. Never forwarded blindly: see core/upstream/headers.ts. */
   readonly headers: IncomingHttpHeaders;
   readonly httpVersion: string;
+  /** The client's address (for audit records and rate limits by IP). */
+  readonly remoteAddress: string;
   readonly route: RouteMatch;
   readonly timings: Timings;
   readonly log: Logger;
@@ -106,6 +108,7 @@ export class GatewayContext {
     route: RouteMatch;
     log: Logger;
     start: number;
+    remoteAddress?: string;
   }) {
     const q = init.url.indexOf('?');
     this.path = q === -1 ? init.url : init.url.slice(0, q);
@@ -113,6 +116,7 @@ export class GatewayContext {
     this.method = init.method;
     this.headers = init.headers;
     this.httpVersion = init.httpVersion;
+    this.remoteAddress = init.remoteAddress ?? '';
     this.route = init.route;
     this.id = randomUUID();
     const trace = init.headers['x-gateway-trace-id'];

@@ -17,6 +17,11 @@ import { createRequestHandler } from './request-handler.js';
 import { listen, type Listener } from './server.js';
 import { createLogger, type Logger } from './logger.js';
 import type { Runtime } from './runtime.js';
+import { openStore, type Store } from './store/store.js';
+import { bootstrapStore } from './store/bootstrap.js';
+import { buildOpenApi } from './admin/openapi.js';
+import { reply } from './reply.js';
+import { VERSION } from './version.js';
 
 export interface GatewayOptions {
   /** The standard plugins by name (the CLI passes `plugins/index.ts`); default none. */
@@ -24,6 +29,8 @@ export interface GatewayOptions {
   /** Positions for error messages about plugin options; default: none known. */
   locate?: Locator;
   logger?: Logger;
+  /** Environment for the bootstrap (`GATEWAY_ADMIN_KEY`, `GATEWAY_MASTER_KEY`); default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Gateway {
@@ -31,6 +38,9 @@ export interface Gateway {
   readonly url: string;
   readonly port: number;
   readonly config: GatewayConfig;
+  readonly store: Store;
+  /** The admin key generated on this first start (print it once), if one was. */
+  readonly generatedAdminKey: string | undefined;
   /** Swaps in a new config for new requests; throws (and keeps the old one) if it cannot run. */
   reload(config: GatewayConfig, locate?: Locator): Promise<void>;
   /** Drains (bounded by `server.shutdown_grace`) and closes everything. Idempotent. */
@@ -39,14 +49,25 @@ export interface Gateway {
 
 const noLocation: Locator = () => ({ line: 0, column: 0 });
 
-async function buildRuntime(config: GatewayConfig, agent: Agent, options: Required<Omit<GatewayOptions, 'logger'>> & { log: Logger }): Promise<Runtime> {
+interface BuildOptions {
+  catalog: PluginCatalog;
+  locate: Locator;
+  log: Logger;
+  store: Store;
+}
+
+async function buildRuntime(config: GatewayConfig, agent: Agent, options: BuildOptions): Promise<Runtime> {
   const providers = new ProviderRegistry();
-  const plugins = await loadPlugins({ config, locate: options.locate, catalog: options.catalog, providers, log: options.log });
+  const plugins = await loadPlugins({ config, locate: options.locate, catalog: options.catalog, providers, log: options.log, store: options.store });
   const pipeline = buildPipeline(plugins);
+  // The OpenAPI document describes exactly the admin routes this pipeline serves.
+  const openapi = JSON.stringify(buildOpenApi(pipeline.routes, VERSION));
+  const coreRoutes = [{ plugin: 'core', route: { method: 'GET' as const, path: '/v1/openapi.json', body: 'none' as const, meta: { public: true }, handler: () => reply(200, openapi, { 'content-type': 'application/json' }) } }];
   return {
     config,
     pipeline,
-    routes: buildRouteTable(pipeline.routes),
+    store: options.store,
+    routes: buildRouteTable([...pipeline.routes, ...coreRoutes]),
     providers,
     validate: createRequestValidator(),
     agent,
@@ -67,13 +88,21 @@ async function buildRuntime(config: GatewayConfig, agent: Agent, options: Requir
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const log = options.logger ?? createLogger();
   const catalog = options.catalog ?? {};
+  const store = openStore({ dir: config.store.path, log, env: options.env ?? process.env });
+  const boot = bootstrapStore(store, options.env ?? process.env, log);
   const agent = new Agent({
     connections: config.upstream.connections,
     keepAliveTimeout: config.upstream.keep_alive_timeout,
     keepAliveMaxTimeout: Math.max(config.upstream.keep_alive_timeout, 600_000),
     connect: { timeout: config.upstream.connect_timeout },
   });
-  let current = await buildRuntime(config, agent, { catalog, locate: options.locate ?? noLocation, log });
+  let current: Runtime;
+  try {
+    current = await buildRuntime(config, agent, { catalog, locate: options.locate ?? noLocation, log, store });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   const retiring = new Set<Runtime>();
   let draining = false;
 
@@ -89,6 +118,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   } catch (err) {
     await closePlugins(current.pipeline.plugins, log);
     await agent.close();
+    await store.close();
     throw err;
   }
   const host = listener.host === '0.0.0.0' ? '127.0.0.1' : listener.host === '::' ? '[::1]' : listener.host.includes(':') ? `[${listener.host}]` : listener.host;
@@ -108,6 +138,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   return {
     url,
     port: listener.port,
+    store,
+    generatedAdminKey: boot.generatedAdminKey,
     get config() {
       return current.config;
     },
@@ -115,7 +147,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       const fixed = ['host', 'port', 'tls', 'keep_alive_timeout', 'headers_timeout', 'request_timeout', 'max_header_size'] as const;
       const changed = fixed.filter((k) => JSON.stringify(next.server[k]) !== JSON.stringify(current.config.server[k]));
       if (changed.length > 0) log.warn('reload: listener settings need a restart and were not applied', { keys: changed.map((k) => `server.${k}`) });
-      const fresh = await buildRuntime(next, agent, { catalog, locate: locate ?? noLocation, log });
+      const fresh = await buildRuntime(next, agent, { catalog, locate: locate ?? noLocation, log, store });
       const old = current;
       current = fresh;
       retire(old);
@@ -130,6 +162,9 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         await closePlugins(current.pipeline.plugins, log);
         // Every client request is finished or cut by now; nothing upstream is worth waiting for.
         await agent.destroy();
+        // Pending asynchronous writes (audit, logs) are committed before the env closes.
+        await store.flush();
+        await store.close();
       })();
       return closing;
     },

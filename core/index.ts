@@ -33,3 +33,21 @@ export { ConfigError } from './plugin-loader.js';
 export type { PluginCatalog } from './plugin-loader.js';
 export { loadConfigFile, loadConfigText, resolveConfigPath, formatProblem } from './config/load.js';
 export type { GatewayConfig, ConfigProblem, PipelineEntry } from './config/types.js';
+export { headerValue as headerString } from './upstream/headers.js';
+
+// The control plane: store, principal, admin routes. Plugins use these, never the files behind them.
+export type { Store, Collections } from './store/store.js';
+export type { Collection, Page, ListOptions } from './store/collection.js';
+export type * as Records from './store/records.js';
+export { uuidv7, slugify, nowIso, isUuid } from './store/ids.js';
+export { maskSecret } from './store/secrets.js';
+export { generateApiKey, hashApiKey, maskApiKey } from './store/api-key-hash.js';
+export type { Principal } from './auth/principal.js';
+export { isOrgKey } from './auth/principal.js';
+export * as Scopes from './auth/scopes.js';
+export { adminRoutes, authorize, assertVisible, defineAdminRoute } from './admin/route.js';
+export type { AdminRouteDef, AdminInput, AnyAdminRoute } from './admin/route.js';
+export { AdminErrors } from './admin/errors.js';
+export { findWorkspace, defaultWorkspace } from './admin/workspaces.js';
+export * as S from './admin/schemas.js';
+export { maskSecrets } from './admin/audit.js';

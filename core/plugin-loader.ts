@@ -15,6 +15,7 @@ import type { AppServices, GatewayApp, PluginDefinition, PluginHooks } from './p
 import type { LoadedPlugin } from './pipeline.js';
 import type { Logger } from './logger.js';
 import type { ProviderRegistry } from './providers/registry.js';
+import type { Store } from './store/store.js';
 
 /** Standard plugins by name; each loads its module lazily (only what the pipeline uses is imported). */
 export type PluginCatalog = Readonly<Record<string, () => Promise<{ default: PluginDefinition<never> }>>>;
@@ -139,6 +140,7 @@ export interface SetupContext {
   catalog: PluginCatalog;
   providers: ProviderRegistry;
   log: Logger;
+  store: Store;
 }
 
 /** Resolves, validates and sets up every plugin in YAML order. On failure, closes what was set up. */
@@ -150,6 +152,7 @@ export async function loadPlugins(c: SetupContext): Promise<LoadedPlugin[]> {
     const name = r.definition.name;
     const app: GatewayApp = {
       config: c.config,
+      store: c.store,
       log: c.log.child({ plugin: name }),
       registerProvider: (adapter) => c.providers.register(adapter),
       provide(key, service) {

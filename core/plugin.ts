@@ -18,6 +18,7 @@ import type { GatewayConfig } from './config/types.js';
 import type { Target } from './router/types.js';
 import type { SseEvent } from './sse/sse-parser.js';
 import type { ProviderAdapter } from './providers/types.js';
+import type { Store } from './store/store.js';
 
 /** A hook's verdict: nothing to go on, a {@link Reply} to answer now. */
 export type Step = Reply | void | undefined;
@@ -50,6 +51,8 @@ export interface RouteDefinition {
   /** `json` (default for POST/PUT/PATCH): the body is parsed into `ctx.body`; `raw`: only `ctx.rawBody`. */
   body?: 'json' | 'raw' | 'none';
   handler(ctx: GatewayContext, params: Record<string, string>): MaybePromise<Reply>;
+  /** Free-form facts other plugins read (the admin framework puts resource, action and schemas here). */
+  meta?: object;
 }
 
 export interface PluginHooks {
@@ -95,6 +98,8 @@ export interface GatewayApp {
   provide<K extends keyof AppServices>(name: K, service: AppServices[K]): void;
   /** Gets a service published by an earlier plugin; throws a boot error naming both if it is missing. */
   service<K extends keyof AppServices>(name: K): AppServices[K];
+  /** The control-plane store (LMDB), open for the gateway's lifetime. */
+  readonly store: Store;
 }
 
 export interface PluginDefinition<Options = Record<string, unknown>> {

@@ -45,7 +45,7 @@ export function createRequestHandler(state: HandlerState): (req: ClientRequest, 
       return;
     }
 
-    const ctx = new GatewayContext({ method, url, headers: req.headers, httpVersion: req.httpVersion, route, log: rt.log, start });
+    const ctx = new GatewayContext({ method, url, headers: req.headers, httpVersion: req.httpVersion, route, log: rt.log, start, remoteAddress: req.socket?.remoteAddress });
     const out = new ResponseWriter(res, ctx, { closeConnection: state.draining });
     rt.inflight++;
     serve(rt, ctx, out, req)

@@ -10,6 +10,7 @@ import type { RouteTable } from './routes.js';
 import type { ProviderRegistry } from './providers/registry.js';
 import type { RequestValidator } from './validation/index.js';
 import type { Logger } from './logger.js';
+import type { Store } from './store/store.js';
 
 export interface Runtime {
   readonly config: GatewayConfig;
@@ -17,6 +18,7 @@ export interface Runtime {
   readonly routes: RouteTable;
   readonly providers: ProviderRegistry;
   readonly validate: RequestValidator;
+  readonly store: Store;
   /** The undici dispatcher holding keep-alive pools per upstream origin (shared across reloads). */
   readonly agent: Dispatcher;
   readonly log: Logger;

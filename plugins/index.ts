@@ -4,4 +4,7 @@
  */
 import type { PluginCatalog } from '../core/index.js';
 
-export const standardPlugins: PluginCatalog = {};
+export const standardPlugins: PluginCatalog = {
+  auth: () => import('./auth/index.js'),
+  'admin-policies': () => import('./admin-policies/index.js'),
+};

@@ -20,6 +20,7 @@ export const ValidationErrors = {
   stringTooLong: defineError(400, T, 'string_too_long', 'A string parameter is too long.'),
   tooManyProperties: defineError(400, T, 'too_many_properties', 'An object parameter has too many properties.'),
   invalidValue: defineError(400, T, 'invalid_value', 'A parameter has a value that is not allowed.'),
+  unknownParameter: defineError(400, T, 'unknown_parameter', 'A field is not part of this resource.'),
   invalidParameterCombination: defineError(
     400,
     T,

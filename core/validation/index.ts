@@ -86,7 +86,7 @@ export function createRequestValidator(): RequestValidator {
  * failure, and the failure that stopped it is the *last* entry: `anyOf` first records each
  * failed branch, then its own error.
  */
-function fromAjvErrors(
+export function fromAjvErrors(
   errors: ErrorObject[] | null | undefined,
   body: unknown,
   schema: SchemaObject,
@@ -153,6 +153,16 @@ function fromAjvErrors(
       return ValidationErrors.invalidValue(`${field} must be ${describeValues([params.allowedValue])}.`, {
         param: field,
       });
+    case 'additionalProperties': {
+      // Admin bodies are closed: a typo must not be silently ignored.
+      const extra = String(params.additionalProperty);
+      const param = field === null ? extra : field + keySegment(extra);
+      return ValidationErrors.unknownParameter(`${param} is not a known field.`, { param });
+    }
+    case 'format':
+      return ValidationErrors.invalidValue(`${field} must be a valid ${String(params.format)}.`, { param: field });
+    case 'pattern':
+      return ValidationErrors.invalidValue(`${field} has an invalid format.`, { param: field });
     default:
       return ValidationErrors.invalidValue(`${field ?? 'The request body'} is invalid.`, { param: field });
   }

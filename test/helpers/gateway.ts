@@ -15,6 +15,7 @@ import { createLogger } from '../../core/logger.js';
 import type { PluginDefinition } from '../../core/plugin.js';
 import type { PluginCatalog } from '../../core/plugin-loader.js';
 import { startMockUpstream, type MockUpstream } from '../../bench/mock-upstream.js';
+import { standardPlugins } from '../../plugins/index.js';
 
 /** The part of tap's Test the helpers use (keeps the helpers independent of tap's types). */
 export interface Teardown {
@@ -26,10 +27,12 @@ export interface StartedGateway extends Gateway {
   logs: Array<Record<string, unknown>>;
 }
 
+export const ADMIN_KEY = 'gw-test-admin-key-0123456789abcdefghijklmnop';
+
 export interface StartOptions {
   /** YAML merged under a test default (port 0, loopback custom hosts allowed). */
   yaml?: string;
-  /** Plugins the YAML pipeline may name, by name. */
+  /** Extra plugins the YAML pipeline may name, by name (the standard ones are always there). */
   plugins?: Record<string, PluginDefinition<never>>;
   env?: NodeJS.ProcessEnv;
 }
@@ -50,9 +53,10 @@ export async function startGateway(t: Teardown, options: StartOptions = {}): Pro
   config.store.path = join(dir, 'data');
   const logs: Array<Record<string, unknown>> = [];
   const logger = createLogger({ level: 'debug', write: (line) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const catalog: Record<string, () => Promise<{ default: PluginDefinition<never> }>> = {};
+  const catalog: Record<string, () => Promise<{ default: PluginDefinition<never> }>> = { ...(standardPlugins as Record<string, () => Promise<{ default: PluginDefinition<never> }>>) };
   for (const [name, def] of Object.entries(options.plugins ?? {})) catalog[name] = async () => ({ default: def });
-  const gw = await createGateway(config, { catalog: catalog as PluginCatalog, locate, logger });
+  // The machine's environment never leaks in: a test names every variable it wants.
+  const gw = await createGateway(config, { catalog: catalog as PluginCatalog, locate, logger, env: { ...options.env } });
   t.teardown(() => gw.close());
   return Object.assign(gw, { logs }) as StartedGateway;
 }

@@ -1,0 +1,210 @@
+/**
+ * Admin routes: one definition per operation, compiled once at boot into a plugin route.
+ *
+ *   request ─▶ principal? (401) ─▶ key kind and scope (403) ─▶ query and body (ajv, 400 naming
+ *   the field) ─▶ target workspace (the key's own; or `workspace_id` for an organisation key)
+ *   ─▶ handler ─▶ response (fast-json-stringify: only fields in the response schema leave, so a
+ *   secret a handler forgot to drop still never reaches the wire) ─▶ audit record (writes)
+ *
+ * Admin routes are closed by default: without the auth plugin there is no principal, and every
+ * non-public route answers 401.
+ */
+import fastJson from 'fast-json-stringify';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { GatewayApp, RouteDefinition } from '../plugin.js';
+import type { GatewayContext } from '../context.js';
+import type { Principal } from '../auth/principal.js';
+import type { Store } from '../store/store.js';
+import type { Workspace } from '../store/records.js';
+import { reply } from '../reply.js';
+import { fromAjvErrors } from '../validation/index.js';
+import { AdminErrors } from './errors.js';
+import { recordAudit } from './audit.js';
+import { findWorkspace, defaultWorkspace } from './workspaces.js';
+import type { JsonSchema } from './schemas.js';
+
+export interface AdminInput<B, Q> {
+  ctx: GatewayContext;
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+  /** Undefined only on public routes. */
+  principal: Principal;
+  /**
+   * The workspace the call acts on (level `workspace`): a workspace key's own; for an
+   * organisation key the one named by `workspace_id`, else the default one, or null when the
+   * route lists across workspaces (`workspaceDefault: 'all'`).
+   */
+  workspace: Workspace | null;
+  store: Store;
+}
+
+export interface AdminRouteDef<B = Record<string, unknown>, Q = Record<string, unknown>> {
+  method: RouteDefinition['method'];
+  /** Under `/v1`, with `:param` segments. */
+  path: string;
+  summary: string;
+  /** Audit and OpenAPI grouping, e.g. `rate_limits_policy`. */
+  resource: string;
+  /** Audit action: create, update, delete, rotate, reset, … (reads are not audited). */
+  action: string;
+  /** The scope the principal must hold; null: any authenticated principal. */
+  scope: string | null;
+  /** `organisation`: organisation keys only. `workspace`: either kind, scoped to a workspace. */
+  level: 'organisation' | 'workspace';
+  /** For level `workspace` with an organisation key and no `workspace_id`. Default `default`. */
+  workspaceDefault?: 'default' | 'all';
+  /** No authentication at all (model pricing). */
+  public?: boolean;
+  query?: JsonSchema;
+  body?: JsonSchema;
+  response: JsonSchema;
+  handler(input: AdminInput<B, Q>): unknown;
+}
+
+/** An admin route of any body and query type, as {@link adminRoutes} takes them. */
+export type AnyAdminRoute = AdminRouteDef<never, never>;
+
+/**
+ * Declares one admin operation with its body and query types (the schemas are the runtime truth;
+ * these types describe what they guarantee).
+ *
+ * @example
+ *   defineAdminRoute<{ name: string }>({ method: 'POST', path: '/v1/things', …, handler({ body }) { … } })
+ */
+export function defineAdminRoute<B = Record<string, never>, Q = Record<string, never>>(def: AdminRouteDef<B, Q>): AnyAdminRoute {
+  return def as unknown as AnyAdminRoute;
+}
+
+/** Metadata attached to every admin route (read by the OpenAPI builder and the audit). */
+export interface AdminRouteMeta {
+  admin: true;
+  summary: string;
+  resource: string;
+  action: string;
+  scope: string | null;
+  level: 'organisation' | 'workspace';
+  public: boolean;
+  query: JsonSchema | undefined;
+  body: JsonSchema | undefined;
+  response: JsonSchema;
+}
+
+let sharedAjv: { body: Ajv; query: Ajv } | undefined;
+
+/** Two ajv instances for all admin routes: bodies as sent (no coercion), queries coerced from strings. */
+function ajvs(): { body: Ajv; query: Ajv } {
+  if (sharedAjv) return sharedAjv;
+  const body = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: false, strict: false });
+  const query = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: true, strict: false });
+  addFormats.default(body);
+  addFormats.default(query);
+  return (sharedAjv = { body, query });
+}
+
+function parseQuery(search: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (search.length > 1) for (const [k, v] of new URLSearchParams(search)) out[k] = v;
+  return out;
+}
+
+/**
+ * Compiles admin operations into plugin routes.
+ *
+ * @example
+ *   return { routes: adminRoutes(app, [{ method: 'GET', path: '/v1/things', scope: 'things.list', … }]) };
+ */
+export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>): RouteDefinition[] {
+  const { body: bodyAjv, query: queryAjv } = ajvs();
+  return defs.map((def) => {
+    const validateBody: ValidateFunction | undefined = def.body ? bodyAjv.compile(def.body) : undefined;
+    const validateQuery: ValidateFunction | undefined = def.query ? queryAjv.compile({ type: 'object', ...def.query }) : undefined;
+    const serialize = fastJson(def.response as unknown as Parameters<typeof fastJson>[0]) as (doc: unknown) => string;
+    const meta: AdminRouteMeta = {
+      admin: true,
+      summary: def.summary,
+      resource: def.resource,
+      action: def.action,
+      scope: def.scope,
+      level: def.level,
+      public: def.public === true,
+      query: def.query,
+      body: def.body,
+      response: def.response,
+    };
+    const route: RouteDefinition = {
+      method: def.method,
+      path: def.path,
+      body: def.body ? 'json' : 'none',
+      meta,
+      async handler(ctx, params) {
+        const principal = ctx.get('principal');
+        if (!def.public) {
+          if (principal === undefined) throw AdminErrors.unauthenticated();
+          authorize(principal, def);
+        }
+        const query = parseQuery(ctx.search);
+        if (validateQuery && !validateQuery(query)) throw fromAjvErrors(validateQuery.errors, query, def.query!);
+        const body = (ctx.body ?? {}) as Record<string, unknown>;
+        if (validateBody && !validateBody(body)) throw fromAjvErrors(validateBody.errors, body, def.body!);
+        const store = app.store;
+        const workspace =
+          def.level === 'workspace' && principal !== undefined
+            ? targetWorkspace(store, principal, (body.workspace_id ?? query.workspace_id) as string | undefined, def.workspaceDefault ?? 'default')
+            : null;
+        let status = 200;
+        try {
+          const result = await def.handler({ ctx, params, query: query as never, body: body as never, principal: principal!, workspace, store });
+          return reply(200, serialize(result ?? {}), { 'content-type': 'application/json' });
+        } catch (err) {
+          status = typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
+          throw err;
+        } finally {
+          if (def.method !== 'GET' && principal !== undefined) {
+            recordAudit(store, { ctx, principal, resource: def.resource, action: def.action, status, workspaceId: workspace?.id ?? principal.workspace_id, body, query });
+          }
+        }
+      },
+    };
+    return route;
+  });
+}
+
+/** Key kind, then scope. A workspace key never reaches organisation-level operations. */
+export function authorize(principal: Principal, def: Pick<AdminRouteDef, 'level' | 'scope'>): void {
+  if (def.level === 'organisation' && principal.workspace_id !== null) {
+    throw AdminErrors.forbidden('This operation needs an organisation (admin) API key.');
+  }
+  if (def.scope !== null && !principal.scopes.has(def.scope)) {
+    throw AdminErrors.insufficientScope(`This key lacks the scope "${def.scope}".`);
+  }
+}
+
+function targetWorkspace(store: Store, principal: Principal, requested: string | undefined, mode: 'default' | 'all'): Workspace | null {
+  if (principal.workspace_id !== null) {
+    const own = store.c.workspaces.get(principal.workspace_id);
+    if (own === undefined) throw AdminErrors.unauthenticated();
+    if (requested !== undefined && requested !== own.id && requested !== own.slug) {
+      throw AdminErrors.forbidden('A workspace key can only act on its own workspace.', 'workspace_id');
+    }
+    return own;
+  }
+  if (requested !== undefined) {
+    const ws = findWorkspace(store, requested);
+    if (ws === undefined) throw AdminErrors.notFound(`Workspace "${requested.slice(0, 64)}" does not exist.`, 'workspace_id');
+    return ws;
+  }
+  return mode === 'all' ? null : defaultWorkspace(store);
+}
+
+/**
+ * For reads and writes of one record: a workspace key sees only its own workspace's records;
+ * others are answered 404, so a key cannot even learn that they exist.
+ */
+export function assertVisible<T extends { workspace_id: string | null }>(principal: Principal, record: T | undefined, what: string): T {
+  if (record === undefined || (principal.workspace_id !== null && record.workspace_id !== principal.workspace_id)) {
+    throw AdminErrors.notFound(`${what} does not exist.`);
+  }
+  return record;
+}

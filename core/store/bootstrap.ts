@@ -1,0 +1,93 @@
+/**
+ * First-start seeding: the organisation (one per deployment), its default workspace, and an admin
+ * key so an operator can reach the admin API at all.
+ *
+ * - `GATEWAY_ADMIN_KEY` set: a key with that value exists afterwards (created if its hash is not
+ *   in the store), as an organisation-owner key with every organisation scope.
+ * - not set, and the store has no API key: one is generated, stored hashed, and returned so the
+ *   CLI prints it once. It is never shown again.
+ */
+import type { Store } from './store.js';
+import type { ApiKeyRecord } from './records.js';
+import { uuidv7, nowIso } from './ids.js';
+import { generateApiKey, hashApiKey, maskApiKey } from './api-key-hash.js';
+import { DEFAULT_ORGANISATION_SCOPES } from '../auth/scopes.js';
+import type { Logger } from '../logger.js';
+
+export interface BootstrapResult {
+  organisationId: string;
+  defaultWorkspaceId: string;
+  /** The raw admin key, only when this start generated it. */
+  generatedAdminKey: string | undefined;
+}
+
+export function bootstrapStore(store: Store, env: NodeJS.ProcessEnv, log: Logger): BootstrapResult {
+  let generated: string | undefined;
+  const result = store.root.transactionSync(() => {
+    let orgId = store.meta.get('organisation_id') as string | undefined;
+    const now = nowIso();
+    if (orgId === undefined) {
+      orgId = uuidv7();
+      store.c.organisations.insert({ id: orgId, name: 'default', created_at: now, last_updated_at: now });
+      store.meta.putSync('organisation_id', orgId);
+    }
+    let wsId = store.meta.get('default_workspace_id') as string | undefined;
+    if (wsId === undefined) {
+      wsId = uuidv7();
+      store.c.workspaces.insert({
+        id: wsId,
+        slug: 'default',
+        name: 'Default',
+        description: 'Created on first start.',
+        organisation_id: orgId,
+        defaults: { metadata: {}, is_default: 1 },
+        usage_limits: [],
+        rate_limits: [],
+        status: 'active',
+        created_at: now,
+        last_updated_at: now,
+      });
+      store.meta.putSync('default_workspace_id', wsId);
+    }
+    const fromEnv = env.GATEWAY_ADMIN_KEY;
+    let raw: string | undefined;
+    if (fromEnv !== undefined && fromEnv.length > 0) {
+      if (store.c.apiKeys.getBy('hash', hashApiKey(fromEnv)) === undefined) raw = fromEnv;
+    } else if (store.c.apiKeys.list({ limit: 1 }).total === 0) {
+      raw = generated = generateApiKey();
+    }
+    if (raw !== undefined) store.c.apiKeys.insert(adminKeyRecord(raw, orgId, now));
+    return { organisationId: orgId, defaultWorkspaceId: wsId };
+  });
+  if (generated !== undefined) log.warn('created the first admin API key; it is printed once on stdout and never shown again');
+  return { ...result, generatedAdminKey: generated };
+}
+
+function adminKeyRecord(raw: string, organisationId: string, now: string): ApiKeyRecord {
+  return {
+    id: uuidv7(),
+    name: 'Bootstrap admin key',
+    description: 'Created at first start (owner).',
+    type: 'organisation-service',
+    organisation_id: organisationId,
+    workspace_id: null,
+    user_id: null,
+    hash: hashApiKey(raw),
+    previous_hash: null,
+    previous_expires_at: null,
+    masked_key: maskApiKey(raw),
+    status: 'active',
+    scopes: [...DEFAULT_ORGANISATION_SCOPES],
+    defaults: null,
+    rate_limits: null,
+    usage_limits: null,
+    alert_emails: [],
+    expires_at: null,
+    rotation_policy: null,
+    creation_mode: 'auto',
+    last_reset_at: null,
+    deleted_at: null,
+    created_at: now,
+    last_updated_at: now,
+  };
+}

@@ -1,0 +1,217 @@
+/**
+ * A typed collection over one LMDB sub-database, with secondary indexes kept in the same write
+ * transaction as the record.
+ *
+ *   records db   "<name>"          id               → record (msgpack)
+ *   index db     "<name>#<index>"  [value, id]      → 1         (non-unique)
+ *                                  [value]          → id        (unique)
+ *   meta db      ["version", name] → n      bumped by every write; memory caches compare it
+ *
+ * Writes are synchronous transactions (`transactionSync`): they commit durably before returning
+ * and roll back completely if the callback throws, so a failed write never leaves half a record
+ * or a stale index entry. Admin writes are rare; the hot path only reads.
+ */
+import type { Database, RootDatabase } from 'lmdb';
+import { StoreErrors } from './errors.js';
+
+export interface IndexDefinition<T> {
+  /** The indexed value(s) of a record; null/undefined leaves the record out of the index. */
+  key(record: T): string | ReadonlyArray<string> | null | undefined;
+  /** At most one record per value; a second one is a conflict (409). */
+  unique?: boolean;
+}
+
+export interface CollectionDefinition<T> {
+  name: string;
+  indexes?: Record<string, IndexDefinition<T>>;
+}
+
+export interface ListOptions<T> {
+  /** Restrict to records whose index `index` has value `value`. */
+  index?: string;
+  value?: string;
+  filter?: (record: T) => boolean;
+  offset?: number;
+  limit?: number;
+  /** Order by id descending (ids are time-ordered UUIDv7, so newest first). */
+  newestFirst?: boolean;
+}
+
+export interface Page<T> {
+  total: number;
+  items: T[];
+}
+
+type Key = string | Array<string>;
+
+export class Collection<T extends { id: string }> {
+  readonly name: string;
+  readonly #root: RootDatabase;
+  readonly #db: Database<T, string>;
+  readonly #meta: Database<number, Key>;
+  readonly #indexes: Array<{ name: string; def: IndexDefinition<T>; db: Database<unknown, Key> }>;
+  readonly #cache = new Map<string, T | null>();
+  #cacheVersion = -1;
+
+  constructor(root: RootDatabase, meta: Database<number, Key>, def: CollectionDefinition<T>) {
+    this.name = def.name;
+    this.#root = root;
+    this.#meta = meta;
+    this.#db = root.openDB<T, string>({ name: def.name });
+    this.#indexes = Object.entries(def.indexes ?? {}).map(([name, idx]) => ({
+      name,
+      def: idx,
+      db: root.openDB<unknown, Key>({ name: `${def.name}#${name}` }),
+    }));
+  }
+
+  get(id: string): T | undefined {
+    return this.#db.get(id);
+  }
+
+  /** The record whose unique index `index` has `value`. */
+  getBy(index: string, value: string): T | undefined {
+    const idx = this.#index(index);
+    if (idx.def.unique) {
+      const id = idx.db.get([value]) as string | undefined;
+      return id === undefined ? undefined : this.#db.get(id);
+    }
+    for (const { key } of idx.db.getRange({ start: [value], end: [value, '\uffff'], limit: 1 })) {
+      return this.#db.get((key as string[])[1]!);
+    }
+    return undefined;
+  }
+
+  /**
+   * A memory-cached `getBy` for the hot path (auth, virtual keys). The cache is dropped whenever
+   * the collection's version changed, including by another process sharing the env: one LMDB read
+   * of the version per call keeps every process consistent within a write.
+   */
+  cachedBy(index: string, value: string): T | undefined {
+    const version = this.version();
+    if (version !== this.#cacheVersion) {
+      this.#cache.clear();
+      this.#cacheVersion = version;
+    }
+    const key = `${index}\u0000${value}`;
+    const hit = this.#cache.get(key);
+    if (hit !== undefined) return hit ?? undefined;
+    const found = this.getBy(index, value);
+    if (this.#cache.size > 10_000) this.#cache.clear();
+    this.#cache.set(key, found ?? null);
+    return found;
+  }
+
+  version(): number {
+    return this.#meta.get(['version', this.name]) ?? 0;
+  }
+
+  list(options: ListOptions<T> = {}): Page<T> {
+    const offset = options.offset ?? 0;
+    const limit = options.limit ?? Number.MAX_SAFE_INTEGER;
+    const items: T[] = [];
+    let total = 0;
+    const take = (record: T | undefined): void => {
+      if (record === undefined || (options.filter && !options.filter(record))) return;
+      if (total >= offset && items.length < limit) items.push(record);
+      total++;
+    };
+    if (options.index !== undefined && options.value !== undefined) {
+      const idx = this.#index(options.index);
+      if (idx.def.unique) take(this.getBy(options.index, options.value));
+      else {
+        const range = idx.db.getRange({ start: [options.value], end: [options.value, '\uffff'], reverse: false });
+        const ids: string[] = [];
+        for (const { key } of range) ids.push((key as string[])[1]!);
+        if (options.newestFirst) ids.reverse();
+        for (const id of ids) take(this.#db.get(id));
+      }
+    } else {
+      for (const { value } of this.#db.getRange({ reverse: options.newestFirst ?? false })) take(value);
+    }
+    return { total, items };
+  }
+
+  /** Inserts a new record; an existing id or a unique-index clash is a conflict. */
+  insert(record: T): T {
+    return this.#root.transactionSync(() => {
+      if (this.#db.get(record.id) !== undefined) throw StoreErrors.conflict(`${this.name} ${record.id} already exists.`);
+      this.#writeIndexes(undefined, record);
+      this.#db.putSync(record.id, record);
+      this.#bump();
+      return record;
+    });
+  }
+
+  /**
+   * Read-modify-write in one transaction: `change` gets the current record and returns the new
+   * one (or throws to abort with nothing written). Concurrent updates serialize; none is lost.
+   */
+  update(id: string, change: (current: T) => T): T {
+    return this.#root.transactionSync(() => {
+      const current = this.#db.get(id);
+      if (current === undefined) throw StoreErrors.notFound(`${this.name} ${id} does not exist.`);
+      const next = change(structuredClone(current));
+      if (next.id !== id) throw StoreErrors.conflict('A record id cannot change.');
+      this.#writeIndexes(current, next);
+      this.#db.putSync(id, next);
+      this.#bump();
+      return next;
+    });
+  }
+
+  /**
+   * Appends a record without a synchronous transaction: for high-volume, write-once records in
+   * collections without indexes (audit, logs). LMDB batches it with the other writes of this
+   * event-loop turn; the promise resolves when it is committed.
+   */
+  append(record: T): Promise<boolean> {
+    if (this.#indexes.length > 0) throw new Error(`collection ${this.name} has indexes: use insert()`);
+    return this.#db.put(record.id, record);
+  }
+
+  /** Removes a record and its index entries; false when it did not exist. */
+  delete(id: string): boolean {
+    return this.#root.transactionSync(() => {
+      const current = this.#db.get(id);
+      if (current === undefined) return false;
+      this.#writeIndexes(current, undefined);
+      this.#db.removeSync(id);
+      this.#bump();
+      return true;
+    });
+  }
+
+  #index(name: string): { name: string; def: IndexDefinition<T>; db: Database<unknown, Key> } {
+    const idx = this.#indexes.find((i) => i.name === name);
+    if (!idx) throw new Error(`collection ${this.name} has no index ${name}`);
+    return idx;
+  }
+
+  #writeIndexes(before: T | undefined, after: T | undefined): void {
+    for (const idx of this.#indexes) {
+      const old = values(before ? idx.def.key(before) : undefined);
+      const now = values(after ? idx.def.key(after) : undefined);
+      for (const v of old) if (!now.includes(v)) idx.db.removeSync(idx.def.unique ? [v] : [v, before!.id]);
+      for (const v of now) {
+        if (old.includes(v)) continue;
+        if (idx.def.unique) {
+          const owner = idx.db.get([v]);
+          if (owner !== undefined && owner !== after!.id) {
+            throw StoreErrors.conflict(`${this.name}.${idx.name} "${v}" is already taken.`, idx.name);
+          }
+          idx.db.putSync([v], after!.id);
+        } else idx.db.putSync([v, after!.id], 1);
+      }
+    }
+  }
+
+  #bump(): void {
+    this.#meta.putSync(['version', this.name], this.version() + 1);
+  }
+}
+
+function values(v: string | ReadonlyArray<string> | null | undefined): string[] {
+  if (v === null || v === undefined) return [];
+  return typeof v === 'string' ? [v] : [...v];
+}

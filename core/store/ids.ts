@@ -1,0 +1,42 @@
+/**
+ * Identifiers: UUIDv7 (time-ordered, so an id index lists oldest to newest and a reverse scan
+ * gives newest first without a second index), slugs from names.
+ */
+import { randomBytes } from 'node:crypto';
+
+let lastMs = 0;
+let seq = 0;
+
+/** A UUIDv7 (RFC 9562): 48-bit ms timestamp, then random bits; monotonic within this process. */
+export function uuidv7(now = Date.now()): string {
+  if (now <= lastMs) {
+    now = lastMs;
+    seq = (seq + 1) & 0xfff;
+    if (seq === 0) now = ++lastMs;
+  } else seq = 0;
+  lastMs = now;
+  const b = randomBytes(16);
+  b.writeUIntBE(now, 0, 6);
+  b[6] = 0x70 | ((seq >> 8) & 0x0f);
+  b[7] = seq & 0xff;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (s: string): boolean => UUID.test(s);
+
+/** `My Team Key!` → `my-team-key-3f9a1c`: readable, unique enough, safe in a URL path. */
+export function slugify(name: string, suffix = true): string {
+  const base = name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
+  const tail = randomBytes(3).toString('hex');
+  return suffix ? `${base || 'item'}-${tail}` : base || `item-${tail}`;
+}
+
+export const nowIso = (): string => new Date().toISOString();

@@ -1,0 +1,61 @@
+/**
+ * API key → principal. Keys are looked up by SHA-256 hash through the collection's memory cache
+ * (invalidated by any write, in any process), and principals are memoized per key version, so
+ * the hot path costs one hash, one version read and two map lookups.
+ */
+import { createHash } from 'node:crypto';
+import type { Store } from '../../core/store/store.js';
+import type { ApiKeyRecord, WorkspaceRole } from '../../core/store/records.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { AuthErrors } from './errors.js';
+
+export interface KeyResolver {
+  resolve(raw: string, now: number): Principal;
+}
+
+export function createKeyResolver(store: Store): KeyResolver {
+  const principals = new Map<string, { version: string; principal: Principal }>();
+
+  function build(key: ApiKeyRecord): Principal {
+    let workspaceRole: WorkspaceRole | null = null;
+    let orgRole: Principal['org_role'] = key.creation_mode === 'auto' && key.type === 'organisation-service' ? 'owner' : 'admin';
+    if (key.type === 'workspace-user' && key.user_id !== null && key.workspace_id !== null) {
+      const user = store.c.users.get(key.user_id);
+      orgRole = user?.role ?? 'member';
+      workspaceRole = store.c.members.get(`${key.workspace_id}:${key.user_id}`)?.role ?? 'member';
+    }
+    return {
+      kind: key.type,
+      organisation_id: key.organisation_id,
+      workspace_id: key.workspace_id,
+      acting_workspace_id: key.workspace_id ?? ((store.meta.get('default_workspace_id') as string | undefined) ?? ''),
+      key_id: key.id,
+      user_id: key.user_id,
+      org_role: orgRole,
+      workspace_role: workspaceRole,
+      scopes: new Set(key.scopes),
+      defaults: key.defaults,
+    };
+  }
+
+  return {
+    resolve(raw, now) {
+      const hash = createHash('sha256').update(raw).digest('hex');
+      const key = store.c.apiKeys.cachedBy('hash', hash);
+      if (key === undefined || key.deleted_at !== null) throw AuthErrors.invalidKey();
+      if (key.expires_at !== null && Date.parse(key.expires_at) <= now) throw AuthErrors.expiredKey();
+      if (hash !== key.hash && (key.previous_expires_at === null || Date.parse(key.previous_expires_at) <= now)) {
+        // A rotated-out secret after its transition period.
+        throw AuthErrors.expiredKey('This API key was rotated and its transition period is over.');
+      }
+      // Memberships and user roles are part of the principal: their versions invalidate it too.
+      const version = `${key.last_updated_at}|${store.c.members.version()}|${store.c.users.version()}`;
+      const memo = principals.get(key.id);
+      if (memo !== undefined && memo.version === version) return memo.principal;
+      const principal = build(key);
+      if (principals.size > 10_000) principals.clear();
+      principals.set(key.id, { version, principal });
+      return principal;
+    },
+  };
+}
