@@ -7,4 +7,6 @@ import type { PluginCatalog } from '../core/index.js';
 export const standardPlugins: PluginCatalog = {
   auth: () => import('./auth/index.js'),
   'admin-policies': () => import('./admin-policies/index.js'),
+  'admin-api-keys': () => import('./admin-api-keys/index.js'),
+  'admin-org': () => import('./admin-org/index.js'),
 };

@@ -1,0 +1,173 @@
+/**
+ * `gateway keys create`: mints an API key straight into the store of a config's data dir, for
+ * operators who have the machine but no admin key yet (or lost it), and for provisioning scripts.
+ *
+ *   gateway keys create --type organisation|workspace-service|workspace-user --name NAME
+ *                       [--workspace ID_OR_SLUG] [--scopes a,b] [--config FILE]
+ *
+ * It may run while a gateway serves the same data dir: LMDB is multi-process (one robust write
+ * mutex), and the insert bumps the collection version that every gateway process compares before
+ * trusting its key cache, so the new key authenticates on the very next request.
+ *
+ * stdout carries only what a script needs (the id and the raw key, shown this once); problems go
+ * to stderr with exit code 1.
+ */
+import { loadConfigFile, formatProblem } from './config/load.js';
+import { openStore, type Store } from './store/store.js';
+import { bootstrapStore } from './store/bootstrap.js';
+import { findWorkspace, defaultWorkspace } from './admin/workspaces.js';
+import { generateApiKey, hashApiKey, maskApiKey } from './store/api-key-hash.js';
+import { uuidv7, nowIso } from './store/ids.js';
+import { ALL_SCOPES, allowedScopes, DEFAULT_ORGANISATION_SCOPES, DEFAULT_WORKSPACE_SCOPES } from './auth/scopes.js';
+import { createLogger } from './logger.js';
+import type { ApiKeyRecord, ApiKeyType } from './store/records.js';
+
+export const KEYS_USAGE = `  gateway keys create --type organisation|workspace-service|workspace-user --name NAME
+                      [--workspace ID_OR_SLUG] [--scopes a,b] [--config FILE]
+                                     create an API key in the data dir's store; prints it once
+`;
+
+const TYPES: Record<string, ApiKeyType> = {
+  organisation: 'organisation-service',
+  'organisation-service': 'organisation-service',
+  'workspace-service': 'workspace-service',
+  'workspace-user': 'workspace-user',
+};
+
+interface CreateArgs {
+  type: ApiKeyType;
+  name: string;
+  workspace: string | undefined;
+  scopes: string[] | undefined;
+}
+
+/** A problem the operator can fix: printed as is, exit 1. */
+class UsageError extends Error {}
+
+const FLAGS = new Set(['--type', '--name', '--workspace', '--scopes']);
+
+/** `keys create --type … --name …` (argv after the program); `--config` was already resolved by the caller. */
+function parseCreate(argv: string[]): CreateArgs {
+  const at = argv.indexOf('keys');
+  const [sub, ...rest] = argv.slice(at + 1);
+  if (sub !== 'create') throw new UsageError(sub === undefined ? 'missing subcommand: keys create' : `unknown subcommand "keys ${sub}" (expected "keys create")`);
+  const flags = new Map<string, string>();
+  for (let i = 0; i < rest.length; i++) {
+    let arg = rest[i]!;
+    let value: string | undefined;
+    const eq = arg.indexOf('=');
+    if (arg.startsWith('--') && eq > 0) [arg, value] = [arg.slice(0, eq), arg.slice(eq + 1)];
+    if (arg === '--config' || arg === '-c') {
+      if (value === undefined) i++;
+      continue;
+    }
+    if (!FLAGS.has(arg)) throw new UsageError(`unknown argument "${arg}"`);
+    value ??= rest[++i];
+    if (value === undefined || value.length === 0) throw new UsageError(`${arg} needs a value`);
+    flags.set(arg, value);
+  }
+  const typeArg = flags.get('--type');
+  if (typeArg === undefined) throw new UsageError('--type is required (organisation, workspace-service or workspace-user)');
+  const type = TYPES[typeArg];
+  if (type === undefined) throw new UsageError(`unknown key type "${typeArg}" (expected organisation, workspace-service or workspace-user)`);
+  const name = flags.get('--name');
+  if (name === undefined) throw new UsageError('--name is required');
+  if (name.length > 255) throw new UsageError('--name must be at most 255 characters');
+  const workspace = flags.get('--workspace');
+  if (workspace !== undefined && type === 'organisation-service') throw new UsageError('--workspace applies only to workspace keys');
+  const scopes = flags.get('--scopes')?.split(',').map((s) => s.trim()).filter(Boolean);
+  return { type, name, workspace, scopes };
+}
+
+function checkScopes(type: ApiKeyType, scopes: string[]): string[] {
+  const known = new Set(ALL_SCOPES);
+  const allowed = allowedScopes(type);
+  for (const scope of scopes) {
+    if (!known.has(scope)) throw new UsageError(`unknown scope "${scope}"`);
+    if (!allowed.has(scope)) throw new UsageError(`the scope "${scope}" cannot be given to ${type} keys`);
+  }
+  if (scopes.length === 0) throw new UsageError('--scopes names no scope');
+  return [...new Set(scopes)];
+}
+
+/** The same record shape the admin API's create writes (plugins/admin-api-keys). */
+function insertKey(store: Store, args: CreateArgs, organisationId: string): { id: string; raw: string } {
+  let workspaceId: string | null = null;
+  if (args.type !== 'organisation-service') {
+    const ws = args.workspace === undefined ? defaultWorkspace(store) : findWorkspace(store, args.workspace);
+    if (ws === undefined) throw new UsageError(`workspace "${args.workspace}" does not exist`);
+    workspaceId = ws.id;
+  }
+  const scopes = checkScopes(args.type, args.scopes ?? [...(args.type === 'organisation-service' ? DEFAULT_ORGANISATION_SCOPES : DEFAULT_WORKSPACE_SCOPES)]);
+  const raw = generateApiKey();
+  const now = nowIso();
+  const record: ApiKeyRecord = {
+    id: uuidv7(),
+    name: args.name,
+    description: 'Created with `gateway keys create`.',
+    type: args.type,
+    organisation_id: organisationId,
+    workspace_id: workspaceId,
+    user_id: null,
+    hash: hashApiKey(raw),
+    previous_hash: null,
+    previous_expires_at: null,
+    masked_key: maskApiKey(raw),
+    status: 'active',
+    scopes,
+    defaults: null,
+    rate_limits: null,
+    usage_limits: null,
+    alert_emails: [],
+    expires_at: null,
+    rotation_policy: null,
+    creation_mode: 'api',
+    last_reset_at: null,
+    deleted_at: null,
+    created_at: now,
+    last_updated_at: now,
+  };
+  store.c.apiKeys.insert(record);
+  return { id: record.id, raw };
+}
+
+/**
+ * Runs `gateway keys …` and returns the exit code.
+ *
+ * @example
+ *   process.exitCode = await keysCommand(['keys', 'create', '--type', 'organisation', '--name', 'ci'], 'config/gateway.yaml');
+ */
+export async function keysCommand(argv: string[], configFile: string): Promise<number> {
+  let args: CreateArgs;
+  try {
+    args = parseCreate(argv);
+  } catch (err) {
+    process.stderr.write(`gateway keys: ${(err as Error).message}\n${KEYS_USAGE}`);
+    return 1;
+  }
+  const { config, problems } = await loadConfigFile(configFile);
+  if (config === null || problems.length > 0) {
+    for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
+    return 1;
+  }
+  const log = createLogger();
+  const store = openStore({ dir: config.store.path, log });
+  try {
+    const boot = bootstrapStore(store, process.env, log);
+    if (boot.generatedAdminKey !== undefined) {
+      // This run was the first to open the data dir: the bootstrap admin key exists only here.
+      process.stdout.write(`admin_key: ${boot.generatedAdminKey}\n`);
+    }
+    const { id, raw } = insertKey(store, args, boot.organisationId);
+    // Shown once: only the hash is stored.
+    process.stdout.write(`id: ${id}\nkey: ${raw}\n`);
+    process.stderr.write(`created a ${args.type} API key (store it now: it is not shown again)\n`);
+    return 0;
+  } catch (err) {
+    const message = err instanceof UsageError ? err.message : `could not create the key: ${(err as Error).message}`;
+    process.stderr.write(`gateway keys: ${message}\n`);
+    return 1;
+  } finally {
+    await store.close();
+  }
+}

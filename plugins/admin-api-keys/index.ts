@@ -1,0 +1,18 @@
+/**
+ * The `admin-api-keys` plugin: the API key admin API (`/v1/api-keys`): create the three kinds
+ * (organisation service, workspace service, workspace user), list, get, update, delete, rotate.
+ * Authentication with the keys is the `auth` plugin's; `gateway keys create` (core/cli-keys.ts)
+ * creates keys from the command line.
+ */
+import { adminRoutes, definePlugin } from '../../core/index.js';
+import { createRoutes } from './create.js';
+import { manageRoutes } from './manage.js';
+import { rotateRoutes } from './rotate.js';
+
+export default definePlugin({
+  name: 'admin-api-keys',
+  configSchema: { type: 'object', additionalProperties: false },
+  setup(app) {
+    return { routes: adminRoutes(app, [...createRoutes, ...manageRoutes, ...rotateRoutes]) };
+  },
+});

@@ -1,0 +1,139 @@
+/**
+ * Reading and changing existing keys: list, get, update (PUT answers `{}`), delete (answers `{}`).
+ *
+ * The scope is picked from the target key's kind, so it is checked in the handler once the key is
+ * found (and visible: a workspace key never learns that another workspace's key exists). A
+ * deleted key is gone for every operation here; its record stays for the audit trail.
+ */
+import { AdminErrors, assertVisible, defineAdminRoute, nowIso, S, type AnyAdminRoute, type Principal, type Records, type Store } from '../../core/index.js';
+import { apiKeySchema, keyFields, view, type KeyFieldsBody } from './payloads.js';
+import { applyFields, checkFields, nextStamp } from './fields.js';
+import { assertMayManageKeys, grantableScopes, KEY_TYPES, keyScope, requireKeyScope, type KeyAction } from './permissions.js';
+
+type ApiKey = Records.ApiKeyRecord;
+
+interface ListQuery {
+  type?: Records.ApiKeyType;
+  current_page: number;
+  page_size: number;
+}
+
+interface UpdateBody extends KeyFieldsBody {
+  reset_usage?: boolean;
+}
+
+const resource = 'api_key';
+
+/** The live key `id`, visible to the principal, which holds the scope for `action` on its kind. */
+export function findKey(store: Store, principal: Principal, id: string, action: KeyAction): ApiKey {
+  const found = store.c.apiKeys.get(id);
+  const key = assertVisible(principal, found?.deleted_at === null ? found : undefined, 'API key');
+  requireKeyScope(principal, key.type, action);
+  return key;
+}
+
+export const manageRoutes: AnyAdminRoute[] = [
+  defineAdminRoute<never, ListQuery>({
+    method: 'GET',
+    path: '/v1/api-keys',
+    summary: 'List API keys',
+    resource,
+    action: 'list',
+    // Checked in the handler: any of the three `.list` scopes, each showing its own kind.
+    scope: null,
+    level: 'workspace',
+    workspaceDefault: 'all',
+    query: {
+      properties: {
+        workspace_id: S.workspaceRef,
+        type: { type: 'string', enum: [...KEY_TYPES] },
+        ...S.pagination,
+      },
+    },
+    response: S.listOf(apiKeySchema),
+    handler({ query, workspace, principal, store }) {
+      const kinds = new Set(KEY_TYPES.filter((t) => principal.scopes.has(keyScope(t, 'list'))));
+      if (kinds.size === 0) throw AdminErrors.insufficientScope('This key lacks every API key list scope (e.g. "workspace_service_api_keys.list").');
+      if (query.type !== undefined && !kinds.has(query.type)) {
+        throw AdminErrors.insufficientScope(`This key lacks the scope "${keyScope(query.type, 'list')}".`);
+      }
+      const page = store.c.apiKeys.list({
+        ...(workspace ? { index: 'workspace', value: workspace.id } : {}),
+        filter: (k) => k.deleted_at === null && kinds.has(k.type) && (query.type === undefined || k.type === query.type),
+        offset: query.current_page * query.page_size,
+        limit: query.page_size,
+        newestFirst: true,
+      });
+      return { object: 'list', total: page.total, data: page.items.map(view) };
+    },
+  }),
+  defineAdminRoute({
+    method: 'GET',
+    path: '/v1/api-keys/:id',
+    summary: 'Get an API key (its secret masked)',
+    resource,
+    action: 'read',
+    scope: null,
+    level: 'workspace',
+    workspaceDefault: 'all',
+    response: apiKeySchema,
+    handler({ params, principal, store }) {
+      return view(findKey(store, principal, params.id!, 'read'));
+    },
+  }),
+  defineAdminRoute<UpdateBody>({
+    method: 'PUT',
+    path: '/v1/api-keys/:id',
+    summary: 'Update an API key (its kind and user binding cannot change)',
+    resource,
+    action: 'update',
+    scope: null,
+    level: 'workspace',
+    workspaceDefault: 'all',
+    body: {
+      type: 'object',
+      properties: { ...keyFields, reset_usage: { type: 'boolean' } },
+      additionalProperties: false,
+    },
+    response: S.empty,
+    handler({ params, body, principal, store }) {
+      const key = findKey(store, principal, params.id!, 'update');
+      assertMayManageKeys(principal);
+      const scopes = body.scopes === undefined ? undefined : grantableScopes(principal, key.type, body.scopes);
+      checkFields(store, body, key.workspace_id);
+      store.c.apiKeys.update(key.id, function applyUpdate(current) {
+        // Deleted between the read above and this transaction: nothing to update.
+        if (current.deleted_at !== null) throw AdminErrors.notFound('API key does not exist.');
+        const next = applyFields(current, body, scopes);
+        next.last_updated_at = nextStamp(current.last_updated_at);
+        if (body.reset_usage === true) {
+          next.status = 'active';
+          next.last_reset_at = next.last_updated_at;
+        }
+        return next;
+      });
+      return {};
+    },
+  }),
+  defineAdminRoute({
+    method: 'DELETE',
+    path: '/v1/api-keys/:id',
+    summary: 'Delete an API key (it stops authenticating at once)',
+    resource,
+    action: 'delete',
+    scope: null,
+    level: 'workspace',
+    workspaceDefault: 'all',
+    response: S.empty,
+    handler({ params, principal, store }) {
+      const key = findKey(store, principal, params.id!, 'delete');
+      assertMayManageKeys(principal);
+      // A soft delete: the auth plugin refuses a key with `deleted_at` from the next request on
+      // (the write bumps the collection version, which drops every process's key cache), and
+      // the record stays so audit entries still name a key that existed. Deleting the key this
+      // request came with is allowed: it is this request's last.
+      store.c.apiKeys.update(key.id, (current) => ({ ...current, deleted_at: current.deleted_at ?? nowIso(), last_updated_at: nextStamp(current.last_updated_at) }));
+      return {};
+    },
+  }),
+];

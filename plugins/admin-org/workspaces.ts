@@ -1,0 +1,276 @@
+/**
+ * Workspaces (`/v1/admin/workspaces`): create and delete are organisation business; get, list and
+ * update are open to a workspace key for its own workspace (403 for any other, see
+ * workspace-refs.ts).
+ *
+ * Deleting archives. The default workspace is never deleted (organisation keys act there when
+ * they name none). A workspace still holding live API keys, configs, virtual keys or providers is
+ * a 409 unless `force_delete: true`, which archives anyway and revokes its API keys.
+ */
+import { AdminErrors, defineAdminRoute, isUuid, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Principal, type Records, type Store } from '../../core/index.js';
+import { memberView, workspaceDetailSchema, workspaceSchema, workspaceView } from './views.js';
+import { pathWorkspace } from './workspace-refs.js';
+import { assertMayManage } from './permissions.js';
+
+type Workspace = Records.Workspace;
+
+interface Fields {
+  name?: string;
+  description?: string | null;
+  defaults?: { metadata?: Record<string, string>; user_api_key_config?: string | null };
+  usage_limits?: Workspace['usage_limits'];
+  rate_limits?: Workspace['rate_limits'];
+}
+
+interface CreateBody extends Fields {
+  name: string;
+  slug?: string;
+}
+
+interface ListQuery {
+  name?: string;
+  exact_name?: string;
+  status: string;
+  current_page: number;
+  page_size: number;
+}
+
+const resource = 'workspace';
+
+/** Metadata is copied onto every request's logs: bounded like request metadata. */
+const metadata = {
+  type: 'object',
+  maxProperties: 32,
+  propertyNames: { maxLength: 64 },
+  additionalProperties: { type: 'string', maxLength: 512 },
+};
+
+const fieldSchemas = {
+  name: S.name255,
+  description: { type: 'string', maxLength: 1024, nullable: true },
+  usage_limits: { type: 'array', maxItems: 10, items: S.usageLimits },
+  rate_limits: { type: 'array', maxItems: 10, items: S.rateLimit },
+};
+
+const isDefault = (store: Store, ws: Workspace): boolean => store.meta.get('default_workspace_id') === ws.id || ws.defaults.is_default === 1;
+
+/** Entity usage limits: missing fields are null, `type` defaults to cost. */
+function usageLimits(list: ReadonlyArray<Partial<Records.UsageLimits>>): Records.UsageLimits[] {
+  return list.map((u) => ({
+    ...u,
+    credit_limit: u.credit_limit ?? null,
+    type: u.type ?? 'cost',
+    alert_threshold: u.alert_threshold ?? null,
+    periodic_reset: u.periodic_reset ?? null,
+  }));
+}
+
+/** The config a workspace's user keys default to: an active one of this workspace, stored by id. */
+function userKeyConfig(store: Store, ws: Workspace, ref: string): string {
+  const config = store.c.configs.get(ref) ?? store.c.configs.getBy('slug', ref);
+  if (config === undefined || config.workspace_id !== ws.id || config.status !== 'active') {
+    throw AdminErrors.notFound(`Config "${ref}" does not exist in this workspace.`, 'defaults.user_api_key_config');
+  }
+  return config.id;
+}
+
+/** What still lives in the workspace; the first kind found names the 409. */
+function dependents(store: Store, wsId: string): string | undefined {
+  const byWs = { index: 'workspace', value: wsId, limit: 1 } as const;
+  if (store.c.apiKeys.list({ ...byWs, filter: (k) => k.deleted_at === null }).total > 0) return 'API keys';
+  if (store.c.configs.list({ ...byWs, filter: (c) => c.status === 'active' }).total > 0) return 'configs';
+  if (store.c.virtualKeys.list(byWs).total > 0) return 'virtual keys';
+  if (store.c.providers.list(byWs).total > 0) return 'providers';
+  return undefined;
+}
+
+function assertOrgMayChangeLimits(principal: Principal, body: Fields): void {
+  // A workspace key could otherwise lift its own budget: limits are set from above.
+  for (const field of ['usage_limits', 'rate_limits'] as const) {
+    if (principal.workspace_id !== null && body[field] !== undefined) {
+      throw AdminErrors.forbidden("A workspace key cannot change its own workspace's limits.", field);
+    }
+  }
+}
+
+export const workspaceRoutes: AnyAdminRoute[] = [
+  defineAdminRoute<CreateBody>({
+    method: 'POST',
+    path: '/v1/admin/workspaces',
+    summary: 'Create a workspace',
+    resource,
+    action: 'create',
+    scope: 'workspaces.create',
+    level: 'organisation',
+    body: {
+      type: 'object',
+      properties: {
+        ...fieldSchemas,
+        slug: S.slug,
+        defaults: { type: 'object', properties: { metadata }, additionalProperties: false },
+      },
+      required: ['name'],
+      additionalProperties: false,
+    },
+    response: workspaceSchema,
+    handler({ body, principal, store }) {
+      assertMayManage(principal);
+      // findWorkspace tries ids before slugs: a uuid-shaped slug could shadow another workspace.
+      if (body.slug !== undefined && isUuid(body.slug)) throw AdminErrors.invalid('A slug cannot look like a workspace id.', 'slug');
+      const now = nowIso();
+      const ws: Workspace = {
+        id: uuidv7(),
+        slug: body.slug ?? slugify(body.name),
+        name: body.name,
+        description: body.description ?? null,
+        organisation_id: principal.organisation_id,
+        defaults: { metadata: body.defaults?.metadata ?? {}, is_default: 0 },
+        usage_limits: usageLimits(body.usage_limits ?? []),
+        rate_limits: body.rate_limits ?? [],
+        status: 'active',
+        created_at: now,
+        last_updated_at: now,
+      };
+      // A taken slug is a unique-index clash: 409 conflict naming `slug`.
+      store.c.workspaces.insert(ws);
+      return workspaceView(ws);
+    },
+  }),
+  defineAdminRoute<never, ListQuery>({
+    method: 'GET',
+    path: '/v1/admin/workspaces',
+    summary: 'List workspaces',
+    resource,
+    action: 'list',
+    scope: 'workspaces.list',
+    level: 'workspace',
+    workspaceDefault: 'all',
+    query: {
+      properties: {
+        name: { type: 'string', maxLength: 255, description: 'Substring of the name (case-sensitive).' },
+        exact_name: { type: 'string', maxLength: 255 },
+        status: { type: 'string', pattern: '^(active|archived)(,(active|archived))?$', default: 'active', description: 'Comma-separated.' },
+        ...S.pagination,
+      },
+    },
+    response: S.listOf(workspaceSchema),
+    handler({ query, workspace, store }) {
+      const statuses = new Set(query.status.split(','));
+      const keep = (ws: Workspace): boolean =>
+        statuses.has(ws.status) &&
+        (query.name === undefined || ws.name.includes(query.name)) &&
+        (query.exact_name === undefined || ws.name === query.exact_name);
+      const page = store.c.workspaces.list({
+        // A workspace key lists only its own workspace (the framework resolved it from the key).
+        filter: (ws) => (workspace === null || ws.id === workspace.id) && keep(ws),
+        offset: query.current_page * query.page_size,
+        limit: query.page_size,
+        newestFirst: true,
+      });
+      return { object: 'list', total: page.total, data: page.items.map(workspaceView) };
+    },
+  }),
+  defineAdminRoute({
+    method: 'GET',
+    path: '/v1/admin/workspaces/:id',
+    summary: 'Get a workspace with its members',
+    resource,
+    action: 'read',
+    scope: 'workspaces.read',
+    level: 'workspace',
+    workspaceDefault: 'all',
+    response: workspaceDetailSchema,
+    handler({ params, principal, store }) {
+      const ws = pathWorkspace(store, principal, params.id!);
+      // One page of members: the full, paginated list is `GET …/:id/users`.
+      const members = store.c.members.list({ index: 'workspace', value: ws.id, limit: S.PAGE_SIZE_MAX }).items;
+      const users = members.flatMap((m) => {
+        const user = store.c.users.get(m.user_id);
+        return user === undefined ? [] : [memberView(m, user)];
+      });
+      return { ...workspaceView(ws), users };
+    },
+  }),
+  defineAdminRoute<Fields>({
+    method: 'PUT',
+    path: '/v1/admin/workspaces/:id',
+    summary: 'Update a workspace',
+    resource,
+    action: 'update',
+    scope: 'workspaces.update',
+    level: 'workspace',
+    workspaceDefault: 'all',
+    body: {
+      type: 'object',
+      properties: {
+        ...fieldSchemas,
+        defaults: {
+          type: 'object',
+          properties: { metadata, user_api_key_config: { type: 'string', minLength: 1, maxLength: 255, nullable: true } },
+          additionalProperties: false,
+        },
+      },
+      additionalProperties: false,
+    },
+    response: S.empty,
+    handler({ params, body, principal, store }) {
+      const ws = pathWorkspace(store, principal, params.id!);
+      assertMayManage(principal);
+      assertOrgMayChangeLimits(principal, body);
+      const ref = body.defaults?.user_api_key_config;
+      const configId = ref === undefined || ref === null ? ref : userKeyConfig(store, ws, ref);
+      store.c.workspaces.update(ws.id, (w) => ({
+        ...w,
+        name: body.name ?? w.name,
+        description: body.description === undefined ? w.description : body.description,
+        defaults: {
+          ...w.defaults,
+          metadata: body.defaults?.metadata ?? w.defaults.metadata,
+          ...(configId === undefined ? {} : { user_api_key_config: configId }),
+        },
+        usage_limits: body.usage_limits === undefined ? w.usage_limits : usageLimits(body.usage_limits),
+        rate_limits: body.rate_limits ?? w.rate_limits,
+        last_updated_at: nowIso(),
+      }));
+      return {};
+    },
+  }),
+  defineAdminRoute<{ force_delete?: boolean; name?: string }>({
+    method: 'DELETE',
+    path: '/v1/admin/workspaces/:id',
+    summary: 'Delete (archive) a workspace',
+    resource,
+    action: 'delete',
+    scope: 'workspaces.delete',
+    level: 'organisation',
+    body: {
+      type: 'object',
+      properties: {
+        force_delete: { type: 'boolean', default: false },
+        // Sent by the Terraform provider as a confirmation; accepted and not required.
+        name: { type: 'string', maxLength: 255 },
+      },
+      additionalProperties: false,
+    },
+    response: S.empty,
+    handler({ params, body, principal, store }) {
+      assertMayManage(principal);
+      const ws = pathWorkspace(store, principal, params.id!);
+      if (isDefault(store, ws)) throw AdminErrors.conflict('The default workspace cannot be deleted.');
+      if (body.name !== undefined && body.name !== ws.name) throw AdminErrors.invalid('name does not match the workspace name.', 'name');
+      const now = nowIso();
+      // Checked and written in one transaction: nothing can be added between the check and the archive.
+      store.root.transactionSync(() => {
+        const left = dependents(store, ws.id);
+        if (left !== undefined && body.force_delete !== true) {
+          throw AdminErrors.conflict(`The workspace still has ${left}; delete them first or send force_delete: true.`);
+        }
+        for (const k of store.c.apiKeys.list({ index: 'workspace', value: ws.id, filter: (k) => k.deleted_at === null }).items) {
+          store.c.apiKeys.update(k.id, (key) => ({ ...key, deleted_at: now, last_updated_at: now }));
+        }
+        store.c.workspaces.update(ws.id, (w) => ({ ...w, status: 'archived', last_updated_at: now }));
+      });
+      return {};
+    },
+  }),
+];
