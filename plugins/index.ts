@@ -9,4 +9,5 @@ export const standardPlugins: PluginCatalog = {
   'admin-policies': () => import('./admin-policies/index.js'),
   'admin-api-keys': () => import('./admin-api-keys/index.js'),
   'admin-org': () => import('./admin-org/index.js'),
+  'admin-catalog': () => import('./admin-catalog/index.js'),
 };

@@ -14,16 +14,21 @@ import type { AuditRecord } from '../store/records.js';
 import { uuidv7 } from '../store/ids.js';
 
 /** Field names whose values are secrets, at any depth of a request body. */
-const SECRET_FIELD = /^(key|api_key|apikey|secret|password|token|authorization|.*_secret|.*_key|secret_access_key|client_secret|service_account_json|vertex_service_account_json|custom_headers)$/i;
-const KEEP = new Set(['workspace_id', 'integration_id', 'mcp_integration_id', 'config_id', 'virtual_key', 'user_id', 'secret_reference_id']);
+const SECRET_FIELD = /^(api_key|apikey|secret|password|token|authorization|.*_secret|.*_api_key|secret_access_key|session_token|client_secret|service_account_json|vertex_service_account_json|custom_headers)$/i;
+const KEEP = new Set(['virtual_key', 'secret_reference_id']);
 
-/** Replaces secret values with `[masked]`, keeping the structure (and ids that merely end in _key-like names). */
+/**
+ * Replaces secret values with `[masked]`, keeping the structure. A bare `key` is a secret only at
+ * the top of a body (a virtual key's or integration's `key`); deeper down it is a name, as in a
+ * policy's `conditions[].key`, and stays readable for the auditor.
+ */
 export function maskSecrets(value: unknown, depth = 0): unknown {
   if (depth > 8 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => maskSecrets(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    out[k] = SECRET_FIELD.test(k) && !KEEP.has(k) && v !== null && v !== undefined ? '[masked]' : maskSecrets(v, depth + 1);
+    const secret = (SECRET_FIELD.test(k) && !KEEP.has(k)) || (depth === 0 && k === 'key');
+    out[k] = secret && v !== null && v !== undefined ? '[masked]' : maskSecrets(v, depth + 1);
   }
   return out;
 }

@@ -58,8 +58,9 @@ export function buildOpenApi(routes: ReadonlyArray<{ route: RouteDefinition }>, 
   return {
     openapi: '3.1.0',
     info: { title: 'Gateway admin API', version, description: 'Control plane of the gateway. Lists: {object:"list", total, data}; pages are 0-based (current_page, page_size).' },
-    servers: [{ url: '/v1' }],
+    // Full paths: most routes live under /v1, public model pricing at the host root.
+    servers: [{ url: '/' }],
     components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-gateway-api-key' } } },
-    paths: Object.fromEntries(Object.entries(paths).map(([p, v]) => [p.replace(/^\/v1/, ''), v])),
+    paths,
   };
 }

@@ -140,21 +140,20 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
       meta,
       async handler(ctx, params) {
         const principal = ctx.get('principal');
-        if (!def.public) {
-          if (principal === undefined) throw AdminErrors.unauthenticated();
-          authorize(principal, def);
-        }
-        const query = parseQuery(ctx.search);
-        if (validateQuery && !validateQuery(query)) throw fromAjvErrors(validateQuery.errors, query, def.query!);
-        const body = (ctx.body ?? {}) as Record<string, unknown>;
-        if (validateBody && !validateBody(body)) throw fromAjvErrors(validateBody.errors, body, def.body!);
+        if (!def.public && principal === undefined) throw AdminErrors.unauthenticated();
         const store = app.store;
-        const workspace =
-          def.level === 'workspace' && principal !== undefined
-            ? targetWorkspace(store, principal, (body.workspace_id ?? query.workspace_id) as string | undefined, def.workspaceDefault ?? 'default')
-            : null;
+        const query = parseQuery(ctx.search);
+        const body = (ctx.body ?? {}) as Record<string, unknown>;
+        let workspace: Workspace | null = null;
         let status = 200;
         try {
+          // Inside the try: a refused write (403, 400) is audited too; that is what auditors look for.
+          if (principal !== undefined && !def.public) authorize(principal, def);
+          if (validateQuery && !validateQuery(query)) throw fromAjvErrors(validateQuery.errors, query, def.query!);
+          if (validateBody && !validateBody(body)) throw fromAjvErrors(validateBody.errors, body, def.body!);
+          if (def.level === 'workspace' && principal !== undefined) {
+            workspace = targetWorkspace(store, principal, (body.workspace_id ?? query.workspace_id) as string | undefined, def.workspaceDefault ?? 'default');
+          }
           const result = await def.handler({ ctx, params, query: query as never, body: body as never, principal: principal!, workspace, store });
           return reply(200, serialize(result ?? {}), { 'content-type': 'application/json' });
         } catch (err) {

@@ -5,11 +5,12 @@
  */
 import { adminRoutes, definePlugin } from '../../core/index.js';
 import { rateLimitPolicyRoutes } from './rate-limits.js';
+import { usageLimitPolicyRoutes } from './usage-limits.js';
 
 export default definePlugin({
   name: 'admin-policies',
   configSchema: { type: 'object', additionalProperties: false },
   setup(app) {
-    return { routes: adminRoutes(app, [...rateLimitPolicyRoutes]) };
+    return { routes: adminRoutes(app, [...rateLimitPolicyRoutes, ...usageLimitPolicyRoutes]) };
   },
 });

@@ -1,0 +1,219 @@
+/**
+ * MCP servers (admin-api.md §15): a workspace's instance of an MCP integration, the thing MCP
+ * clients connect to at `<base>/<slug>/mcp`. Create, list, get, update (name, description),
+ * delete (archives); capabilities, user access, connections and tests are not implemented here.
+ *
+ * A server may be built on an integration of its own workspace or on an organisation-level one;
+ * never on another workspace's, and never on an archived one.
+ */
+import {
+  AdminErrors,
+  assertVisible,
+  defineAdminRoute,
+  nowIso,
+  slugify,
+  uuidv7,
+  S,
+  type AnyAdminRoute,
+  type GatewayContext,
+  type Records,
+  type Store,
+} from '../../core/index.js';
+import { findMcpIntegration } from './mcp-integrations.js';
+
+type Server = Records.McpServerRecord;
+
+/** The base URL MCP clients use, for the request being answered (no trailing slash). */
+export type BaseUrl = (ctx: GatewayContext) => string;
+
+const integrationDetails = S.record({ id: S.str, slug: S.str, status: S.str, url: S.str, transport: S.str, auth_type: S.str });
+
+const serverSchema = S.record(
+  {
+    id: S.str,
+    slug: S.str,
+    name: S.str,
+    description: S.strOrNull,
+    status: S.str,
+    url: S.str,
+    mcp_integration_id: S.str,
+    mcp_integration_details: integrationDetails,
+    workspace_id: S.str,
+    organisation_id: S.str,
+    owner_id: S.strOrNull,
+    created_at: S.str,
+    last_updated_at: S.str,
+  },
+  // Details are left out only if the integration record itself is gone.
+  ['id', 'slug', 'name', 'description', 'status', 'url', 'mcp_integration_id', 'workspace_id', 'organisation_id', 'owner_id', 'created_at', 'last_updated_at'],
+);
+
+const description = { type: 'string', maxLength: 500, nullable: true };
+
+interface CreateBody {
+  name: string;
+  mcp_integration_id: string;
+  description?: string | null;
+  slug?: string;
+}
+
+interface ListQuery {
+  id?: string;
+  search?: string;
+  current_page: number;
+  page_size: number;
+}
+
+function view(store: Store, base: string, s: Server): Record<string, unknown> {
+  const i = store.c.mcpIntegrations.get(s.mcp_integration_id);
+  return {
+    ...s,
+    url: `${base}/${encodeURIComponent(s.slug)}/mcp`,
+    ...(i === undefined ? {} : { mcp_integration_details: { id: i.id, slug: i.slug, status: i.status, url: i.url, transport: i.transport, auth_type: i.auth_type } }),
+  };
+}
+
+const resource = 'mcp_server';
+const what = 'MCP server';
+
+function find(store: Store, ref: string): Server | undefined {
+  return store.c.mcpServers.get(ref) ?? store.c.mcpServers.getBy('slug', ref);
+}
+
+export function mcpServerRoutes(baseUrl: BaseUrl): AnyAdminRoute[] {
+  return [
+    defineAdminRoute<CreateBody>({
+      method: 'POST',
+      path: '/v1/mcp-servers',
+      summary: 'Create an MCP server',
+      resource,
+      action: 'create',
+      scope: 'mcp_servers.create',
+      level: 'workspace',
+      body: {
+        type: 'object',
+        properties: {
+          name: S.name255,
+          mcp_integration_id: { type: 'string', minLength: 1, maxLength: 255, description: 'MCP integration id or slug.' },
+          workspace_id: S.workspaceRef,
+          description,
+          slug: { type: 'string', pattern: '^[a-zA-Z0-9_-]+$', minLength: 3, maxLength: 50 },
+        },
+        required: ['name', 'mcp_integration_id'],
+        additionalProperties: false,
+      },
+      response: S.record({ id: S.str, slug: S.str }),
+      handler({ body, workspace, principal, store }) {
+        const integration = findMcpIntegration(store, body.mcp_integration_id);
+        // Another workspace's integration answers exactly like a missing one.
+        if (
+          integration === undefined ||
+          integration.status !== 'active' ||
+          (integration.workspace_id !== null && integration.workspace_id !== workspace!.id)
+        ) {
+          throw AdminErrors.notFound(`MCP integration "${body.mcp_integration_id.slice(0, 64)}" does not exist.`, 'mcp_integration_id');
+        }
+        const now = nowIso();
+        const server: Server = {
+          id: uuidv7(),
+          slug: body.slug ?? slugify(body.name),
+          name: body.name,
+          description: body.description ?? null,
+          mcp_integration_id: integration.id,
+          workspace_id: workspace!.id,
+          organisation_id: principal.organisation_id,
+          owner_id: principal.user_id,
+          status: 'active',
+          created_at: now,
+          last_updated_at: now,
+        };
+        store.c.mcpServers.insert(server);
+        return { id: server.id, slug: server.slug };
+      },
+    }),
+    defineAdminRoute<never, ListQuery>({
+      method: 'GET',
+      path: '/v1/mcp-servers',
+      summary: 'List MCP servers',
+      resource,
+      action: 'list',
+      scope: 'mcp_servers.list',
+      level: 'workspace',
+      workspaceDefault: 'all',
+      query: {
+        properties: {
+          workspace_id: S.workspaceRef,
+          id: { type: 'string', maxLength: 4096, description: 'Comma-separated server ids.' },
+          search: { type: 'string', maxLength: 255 },
+          ...S.pagination,
+        },
+      },
+      response: S.listOf(serverSchema),
+      handler({ ctx, query, workspace, store }) {
+        const ids = query.id === undefined ? undefined : new Set(query.id.split(',').map((s) => s.trim()));
+        const search = query.search?.toLowerCase();
+        const page = store.c.mcpServers.list({
+          ...(workspace ? { index: 'workspace', value: workspace.id } : {}),
+          filter: (s) =>
+            s.status === 'active' &&
+            (ids === undefined || ids.has(s.id)) &&
+            (search === undefined || s.name.toLowerCase().includes(search) || s.slug.toLowerCase().includes(search)),
+          offset: query.current_page * query.page_size,
+          limit: query.page_size,
+          newestFirst: true,
+        });
+        const base = baseUrl(ctx);
+        return { object: 'list', total: page.total, data: page.items.map((s) => view(store, base, s)) };
+      },
+    }),
+    defineAdminRoute({
+      method: 'GET',
+      path: '/v1/mcp-servers/:id',
+      summary: 'Get an MCP server (by id or slug)',
+      resource,
+      action: 'read',
+      scope: 'mcp_servers.read',
+      level: 'workspace',
+      response: serverSchema,
+      handler({ ctx, params, principal, store }) {
+        return view(store, baseUrl(ctx), assertVisible(principal, find(store, params.id!), what));
+      },
+    }),
+    defineAdminRoute<{ name?: string; description?: string | null }>({
+      method: 'PUT',
+      path: '/v1/mcp-servers/:id',
+      summary: 'Update an MCP server',
+      resource,
+      action: 'update',
+      scope: 'mcp_servers.update',
+      level: 'workspace',
+      body: { type: 'object', properties: { name: S.name255, description }, additionalProperties: false },
+      response: S.empty,
+      handler({ params, body, principal, store }) {
+        const found = assertVisible(principal, find(store, params.id!), what);
+        store.c.mcpServers.update(found.id, (s) => ({
+          ...s,
+          name: body.name ?? s.name,
+          description: body.description !== undefined ? body.description : s.description,
+          last_updated_at: nowIso(),
+        }));
+        return {};
+      },
+    }),
+    defineAdminRoute({
+      method: 'DELETE',
+      path: '/v1/mcp-servers/:id',
+      summary: 'Delete (archive) an MCP server',
+      resource,
+      action: 'delete',
+      scope: 'mcp_servers.delete',
+      level: 'workspace',
+      response: S.empty,
+      handler({ params, principal, store }) {
+        const found = assertVisible(principal, find(store, params.id!), what);
+        store.c.mcpServers.update(found.id, (s) => ({ ...s, status: 'archived', last_updated_at: nowIso() }));
+        return {};
+      },
+    }),
+  ];
+}

@@ -1,0 +1,349 @@
+/**
+ * Usage limits policies (admin-api.md §11): a budget in cost or tokens per value of `group_by`
+ * (per API key, per `metadata._user`, …) among the requests matching `conditions`. Create, list
+ * (filters `workspace_id`, `status` — active when omitted — `type`; paginated), get (optionally
+ * with the usage of every value key), update (PUT answers 200 `{}`), delete (archives), and the
+ * per-value entities: list and reset.
+ *
+ * The entities (`store.c.policyUsage`, id `${policy_id}:${value_key}`) are written by the
+ * `usage-limits` enforcement plugin; this file only reads them and zeroes them on request.
+ */
+import { AdminErrors, assertVisible, defineAdminRoute, nowIso, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+
+type Policy = Records.UsageLimitPolicy;
+type Entity = Records.PolicyUsageEntity;
+type PeriodicReset = Policy['periodic_reset'];
+
+const nullableNumber: S.JsonSchema = { type: 'number', minimum: 0, nullable: true };
+// ajv checks `enum` after `nullable`, so null must be listed for `null` (remove the reset) to pass.
+const periodicReset: S.JsonSchema = { type: 'string', enum: ['monthly', 'weekly', null], nullable: true };
+
+const usageSchema = S.record({ current_usage: S.num, status: S.str, is_threshold_alerts_sent: S.bool, is_exhausted_alerts_sent: S.bool });
+
+const policyFields = {
+  id: S.str,
+  name: S.strOrNull,
+  conditions: { type: 'array', items: S.record({ key: S.str, value: S.str }) },
+  group_by: { type: 'array', items: S.record({ key: S.str }) },
+  type: S.str,
+  credit_limit: S.num,
+  alert_threshold: { type: 'number', nullable: true },
+  periodic_reset: S.strOrNull,
+  next_usage_reset_at: S.strOrNull,
+  last_reset_at: S.strOrNull,
+  status: S.str,
+  workspace_id: S.str,
+  organisation_id: S.str,
+  created_at: S.str,
+  last_updated_at: S.str,
+  object: S.str,
+};
+const policySchema = S.record(policyFields);
+/** The single-policy read: `value_key_usage_map` only with `include_usage=true`. */
+const policyWithUsageSchema = S.record(
+  { ...policyFields, value_key_usage_map: { type: 'object', additionalProperties: usageSchema } },
+  Object.keys(policyFields),
+);
+
+const entitySchema = S.record({ id: S.str, value_key: S.str, current_usage: S.num, status: S.str, object: S.str });
+
+const view = (p: Policy): Policy & { object: string } => ({ ...p, object: 'policy_usage_limits' });
+
+/**
+ * When a periodic budget next starts over: the first instant of the next UTC month, or the next
+ * Monday 00:00 UTC (never today, even on a Monday: the current week has already begun).
+ */
+export function nextUsageResetAt(periodic: PeriodicReset, now = new Date()): string | null {
+  if (periodic === null) return null;
+  if (periodic === 'monthly') return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
+  const daysToMonday = (8 - now.getUTCDay()) % 7 || 7;
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + daysToMonday)).toISOString();
+}
+
+/** An alert at or above the limit would never fire before the budget is gone. */
+function checkThreshold(creditLimit: number, alertThreshold: number | null): void {
+  if (alertThreshold !== null && alertThreshold >= creditLimit) {
+    throw AdminErrors.invalid(`alert_threshold (${alertThreshold}) must be less than credit_limit (${creditLimit}).`, 'alert_threshold');
+  }
+}
+
+/** Zeroes one entity: usage, status and alert flags, so its alerts can fire again. */
+function resetEntity(store: Store, id: string): void {
+  store.c.policyUsage.update(id, (e) => ({
+    ...e,
+    current_usage: 0,
+    status: 'active',
+    is_threshold_alerts_sent: false,
+    is_exhausted_alerts_sent: false,
+    last_updated_at: nowIso(),
+  }));
+}
+
+type Usage = Pick<Entity, 'current_usage' | 'status' | 'is_threshold_alerts_sent' | 'is_exhausted_alerts_sent'>;
+
+function usageMap(store: Store, policyId: string): Record<string, Usage> {
+  const out: Record<string, Usage> = {};
+  for (const e of store.c.policyUsage.list({ index: 'policy', value: policyId }).items) {
+    out[e.value_key] = {
+      current_usage: e.current_usage,
+      status: e.status,
+      is_threshold_alerts_sent: e.is_threshold_alerts_sent,
+      is_exhausted_alerts_sent: e.is_exhausted_alerts_sent,
+    };
+  }
+  return out;
+}
+
+interface CreateBody {
+  name?: string;
+  conditions: Policy['conditions'];
+  group_by: Policy['group_by'];
+  type: Policy['type'];
+  credit_limit: number;
+  alert_threshold?: number | null;
+  periodic_reset?: PeriodicReset;
+}
+
+interface UpdateBody {
+  name?: string;
+  credit_limit?: number;
+  alert_threshold?: number | null;
+  periodic_reset?: PeriodicReset;
+  reset_usage_for_value?: string;
+}
+
+interface ListQuery {
+  status: 'active' | 'archived';
+  type?: Policy['type'];
+  current_page: number;
+  page_size: number;
+}
+
+interface EntitiesQuery {
+  status?: Entity['status'];
+  search?: string;
+  current_page: number;
+  page_size: number;
+}
+
+const resource = 'usage_limits_policy';
+const notFound = 'Usage limits policy';
+
+export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
+  defineAdminRoute<CreateBody>({
+    method: 'POST',
+    path: '/v1/policies/usage-limits',
+    summary: 'Create a usage limits policy',
+    resource,
+    action: 'create',
+    scope: 'policies.create',
+    level: 'workspace',
+    body: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', maxLength: 255 },
+        conditions: S.conditions,
+        group_by: S.groupBy,
+        type: { type: 'string', enum: ['cost', 'tokens'] },
+        credit_limit: { type: 'number', minimum: 0 },
+        alert_threshold: nullableNumber,
+        periodic_reset: periodicReset,
+        workspace_id: S.workspaceRef,
+        organisation_id: { type: 'string', maxLength: 255 },
+      },
+      required: ['conditions', 'group_by', 'type', 'credit_limit'],
+      additionalProperties: false,
+    },
+    response: S.record({ id: S.str, object: S.str }),
+    handler({ body, workspace, principal, store }) {
+      const alertThreshold = body.alert_threshold ?? null;
+      checkThreshold(body.credit_limit, alertThreshold);
+      const periodic = body.periodic_reset ?? null;
+      const now = nowIso();
+      const policy: Policy = {
+        id: uuidv7(),
+        name: body.name ?? null,
+        conditions: body.conditions,
+        group_by: body.group_by,
+        type: body.type,
+        credit_limit: body.credit_limit,
+        alert_threshold: alertThreshold,
+        // Omitted: the budget is cumulative and never starts over.
+        periodic_reset: periodic,
+        next_usage_reset_at: nextUsageResetAt(periodic),
+        last_reset_at: null,
+        status: 'active',
+        workspace_id: workspace!.id,
+        organisation_id: principal.organisation_id,
+        created_at: now,
+        last_updated_at: now,
+      };
+      store.c.usageLimitPolicies.insert(policy);
+      return { id: policy.id, object: 'policy_usage_limits' };
+    },
+  }),
+  defineAdminRoute<never, ListQuery>({
+    method: 'GET',
+    path: '/v1/policies/usage-limits',
+    summary: 'List usage limits policies',
+    resource,
+    action: 'list',
+    scope: 'policies.list',
+    level: 'workspace',
+    workspaceDefault: 'all',
+    query: {
+      properties: {
+        workspace_id: S.workspaceRef,
+        status: { type: 'string', enum: ['active', 'archived'], default: 'active' },
+        type: { type: 'string', enum: ['cost', 'tokens'] },
+        ...S.pagination,
+      },
+    },
+    response: S.listOf(policySchema),
+    handler({ query, workspace, store }) {
+      const page = store.c.usageLimitPolicies.list({
+        ...(workspace ? { index: 'workspace', value: workspace.id } : {}),
+        filter: (p) => p.status === query.status && (query.type === undefined || p.type === query.type),
+        offset: query.current_page * query.page_size,
+        limit: query.page_size,
+        newestFirst: true,
+      });
+      return { object: 'list', total: page.total, data: page.items.map(view) };
+    },
+  }),
+  defineAdminRoute<never, { status?: Policy['status']; include_usage: boolean }>({
+    method: 'GET',
+    path: '/v1/policies/usage-limits/:id',
+    summary: 'Get a usage limits policy',
+    resource,
+    action: 'read',
+    scope: 'policies.read',
+    level: 'workspace',
+    query: {
+      properties: {
+        status: { type: 'string', enum: ['active', 'archived'] },
+        include_usage: { type: 'boolean', default: false },
+      },
+    },
+    response: policyWithUsageSchema,
+    handler({ params, query, principal, store }) {
+      const policy = assertVisible(principal, store.c.usageLimitPolicies.get(params.id!), notFound);
+      if (query.status !== undefined && policy.status !== query.status) throw AdminErrors.notFound(`${notFound} does not exist.`);
+      return query.include_usage ? { ...view(policy), value_key_usage_map: usageMap(store, policy.id) } : view(policy);
+    },
+  }),
+  defineAdminRoute<UpdateBody>({
+    method: 'PUT',
+    path: '/v1/policies/usage-limits/:id',
+    summary: 'Update a usage limits policy',
+    resource,
+    action: 'update',
+    scope: 'policies.update',
+    level: 'workspace',
+    body: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', maxLength: 255 },
+        credit_limit: { type: 'number', minimum: 0 },
+        alert_threshold: nullableNumber,
+        periodic_reset: periodicReset,
+        reset_usage_for_value: { type: 'string', minLength: 1, maxLength: 1024 },
+      },
+      additionalProperties: false,
+    },
+    response: S.empty,
+    handler({ params, body, principal, store }) {
+      const id = params.id!;
+      assertVisible(principal, store.c.usageLimitPolicies.get(id), notFound);
+      const entityId = body.reset_usage_for_value === undefined ? undefined : `${id}:${body.reset_usage_for_value}`;
+      if (entityId !== undefined && store.c.policyUsage.get(entityId) === undefined) {
+        throw AdminErrors.notFound(`No usage is recorded for "${body.reset_usage_for_value!.slice(0, 64)}" under this policy.`, 'reset_usage_for_value');
+      }
+      // One transaction for the policy and the entity: a rejected threshold leaves the usage as it was.
+      store.root.transactionSync(() => {
+        store.c.usageLimitPolicies.update(id, (p) => {
+          const creditLimit = body.credit_limit ?? p.credit_limit;
+          const alertThreshold = body.alert_threshold !== undefined ? body.alert_threshold : p.alert_threshold;
+          checkThreshold(creditLimit, alertThreshold);
+          const periodicChanged = body.periodic_reset !== undefined && body.periodic_reset !== p.periodic_reset;
+          const periodic = body.periodic_reset !== undefined ? body.periodic_reset : p.periodic_reset;
+          return {
+            ...p,
+            name: body.name ?? p.name,
+            credit_limit: creditLimit,
+            alert_threshold: alertThreshold,
+            periodic_reset: periodic,
+            next_usage_reset_at: periodicChanged ? nextUsageResetAt(periodic) : p.next_usage_reset_at,
+            last_updated_at: nowIso(),
+          };
+        });
+        if (entityId !== undefined) resetEntity(store, entityId);
+      });
+      return {};
+    },
+  }),
+  defineAdminRoute({
+    method: 'DELETE',
+    path: '/v1/policies/usage-limits/:id',
+    summary: 'Delete (archive) a usage limits policy',
+    resource,
+    action: 'delete',
+    scope: 'policies.delete',
+    level: 'workspace',
+    response: S.empty,
+    handler({ params, principal, store }) {
+      assertVisible(principal, store.c.usageLimitPolicies.get(params.id!), notFound);
+      // Deleting archives: the policy stops applying; it and its usage stay for the audit trail.
+      store.c.usageLimitPolicies.update(params.id!, (p) => ({ ...p, status: 'archived', last_updated_at: nowIso() }));
+      return {};
+    },
+  }),
+  defineAdminRoute<never, EntitiesQuery>({
+    method: 'GET',
+    path: '/v1/policies/usage-limits/:id/entities',
+    summary: 'List the value keys a usage limits policy tracks, with their usage',
+    resource,
+    action: 'list',
+    scope: 'policies.read',
+    level: 'workspace',
+    query: {
+      properties: {
+        status: { type: 'string', enum: ['active', 'exhausted'] },
+        search: { type: 'string', maxLength: 255 },
+        current_page: S.pagination.current_page,
+        page_size: { type: 'integer', minimum: 1, maximum: 100, default: S.PAGE_SIZE_DEFAULT },
+      },
+    },
+    response: S.listOf(entitySchema),
+    handler({ params, query, principal, store }) {
+      const policy = assertVisible(principal, store.c.usageLimitPolicies.get(params.id!), notFound);
+      const search = query.search?.toLowerCase();
+      const page = store.c.policyUsage.list({
+        index: 'policy',
+        value: policy.id,
+        filter: (e) => (query.status === undefined || e.status === query.status) && (search === undefined || e.value_key.toLowerCase().includes(search)),
+        offset: query.current_page * query.page_size,
+        limit: query.page_size,
+      });
+      const data = page.items.map((e) => ({ id: e.id, value_key: e.value_key, current_usage: e.current_usage, status: e.status, object: 'policy_usage_entity' }));
+      return { object: 'list', total: page.total, data };
+    },
+  }),
+  defineAdminRoute({
+    method: 'PUT',
+    path: '/v1/policies/usage-limits/:id/entities/:entityId/reset',
+    summary: "Reset one value key's usage under a usage limits policy",
+    resource,
+    action: 'reset',
+    scope: 'policies.update',
+    level: 'workspace',
+    response: S.empty,
+    handler({ params, principal, store }) {
+      const policy = assertVisible(principal, store.c.usageLimitPolicies.get(params.id!), notFound);
+      const entity = store.c.policyUsage.get(params.entityId!);
+      if (entity === undefined || entity.policy_id !== policy.id) throw AdminErrors.notFound('Usage limits policy entity does not exist.');
+      resetEntity(store, entity.id);
+      return {};
+    },
+  }),
+];
