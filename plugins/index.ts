@@ -10,4 +10,5 @@ export const standardPlugins: PluginCatalog = {
   'admin-api-keys': () => import('./admin-api-keys/index.js'),
   'admin-org': () => import('./admin-org/index.js'),
   'admin-catalog': () => import('./admin-catalog/index.js'),
+  'admin-resources': () => import('./admin-resources/index.js'),
 };

@@ -14,7 +14,7 @@ import type { AuditRecord } from '../store/records.js';
 import { uuidv7 } from '../store/ids.js';
 
 /** Field names whose values are secrets, at any depth of a request body. */
-const SECRET_FIELD = /^(api_key|apikey|secret|password|token|authorization|.*_secret|.*_api_key|secret_access_key|session_token|client_secret|service_account_json|vertex_service_account_json|custom_headers)$/i;
+const SECRET_FIELD = /^(api_key|apikey|secret|password|token|authorization|.*_secret|.*_api_key|.*secret_access_key|.*_access_key|.*session_token|client_secret|.*service_account_json|custom_headers)$/i;
 const KEEP = new Set(['virtual_key', 'secret_reference_id']);
 
 /**
@@ -23,7 +23,9 @@ const KEEP = new Set(['virtual_key', 'secret_reference_id']);
  * policy's `conditions[].key`, and stays readable for the auditor.
  */
 export function maskSecrets(value: unknown, depth = 0): unknown {
-  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (value === null || typeof value !== 'object') return value;
+  // Past the depth we inspect, nothing is kept: an unread level could hold a key.
+  if (depth > 8) return '[masked: too deep]';
   if (Array.isArray(value)) return value.map((v) => maskSecrets(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {

@@ -5,10 +5,10 @@
  * is stored for it.
  */
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
-import type { Store } from '../../core/store/store.js';
-import type { Principal } from '../../core/auth/principal.js';
-import type { OrgRole, WorkspaceRole } from '../../core/store/records.js';
-import { findWorkspace } from '../../core/admin/workspaces.js';
+import { findWorkspace, type Principal, type Records, type Store } from '../../core/index.js';
+
+type OrgRole = Records.OrgRole;
+type WorkspaceRole = Records.WorkspaceRole;
 import type { JwtOptions } from './schema.js';
 import { AuthErrors } from './errors.js';
 

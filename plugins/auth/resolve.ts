@@ -4,9 +4,10 @@
  * the hot path costs one hash, one version read and two map lookups.
  */
 import { createHash } from 'node:crypto';
-import type { Store } from '../../core/store/store.js';
-import type { ApiKeyRecord, WorkspaceRole } from '../../core/store/records.js';
-import type { Principal } from '../../core/auth/principal.js';
+import type { Principal, Records, Store } from '../../core/index.js';
+
+type ApiKeyRecord = Records.ApiKeyRecord;
+type WorkspaceRole = Records.WorkspaceRole;
 import { AuthErrors } from './errors.js';
 
 export interface KeyResolver {

@@ -1,0 +1,331 @@
+/**
+ * Saved routing configs, versioned: create, list, get (by slug or id), update (every update is a
+ * new version, even a rename), delete (archives), and the version history, newest first.
+ *
+ * For the router: {@link resolveConfig}`(store, slugOrId, workspaceId)` returns an active config
+ * of that workspace with its provider secrets unsealed (frozen; undefined when there is none).
+ *
+ *   const config = resolveConfig(app.store, 'pc-prod-3f9a1c', principal.acting_workspace_id);
+ *
+ * Configs are checked with the routing schema (core/router/config-schema.ts) before anything is
+ * written; provider secrets inside them (`api_key` at any depth, AWS and Vertex credentials) are
+ * stored sealed as `{"sealed": "v1:…"}` and shown masked in every read.
+ */
+import { assertVisible, defineAdminRoute, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+import { validateRoutingConfig } from '../../core/index.js';
+import { maskConfig, sealConfig, unsealConfig } from './config-secrets.js';
+import { deepFreeze } from './provider-fields.js';
+
+type ConfigRecord = Records.ConfigRecord;
+type ConfigVersion = Records.ConfigVersion;
+
+const resource = 'config';
+
+const itemFields = {
+  id: S.str,
+  slug: S.str,
+  name: S.str,
+  organisation_id: S.str,
+  workspace_id: S.str,
+  is_default: S.int,
+  status: S.str,
+  owner_id: S.strOrNull,
+  updated_by: S.strOrNull,
+  version_id: S.str,
+  created_at: S.str,
+  last_updated_at: S.str,
+  object: S.str,
+};
+const configItem = S.record(itemFields);
+const configDetail = S.record({ ...itemFields, config: S.anyObject });
+const versionItem = S.record({
+  id: S.str,
+  version_id: S.str,
+  slug: S.str,
+  name: S.str,
+  config: S.anyObject,
+  format: S.str,
+  created_by: S.strOrNull,
+  created_at: S.str,
+  object: S.str,
+});
+
+type ItemView = Omit<ConfigRecord, 'config'> & { object: 'config' };
+
+/** List items leave the config body out: lists stay small, and no secret needs masking there. */
+function item(c: ConfigRecord): ItemView {
+  return {
+    id: c.id,
+    slug: c.slug,
+    name: c.name,
+    organisation_id: c.organisation_id,
+    workspace_id: c.workspace_id,
+    is_default: c.is_default,
+    status: c.status,
+    owner_id: c.owner_id,
+    updated_by: c.updated_by,
+    version_id: c.version_id,
+    created_at: c.created_at,
+    last_updated_at: c.last_updated_at,
+    object: 'config',
+  };
+}
+
+function detail(store: Store, c: ConfigRecord): ItemView & { config: Record<string, unknown> } {
+  return { ...item(c), config: maskConfig(store, c.config) };
+}
+
+function versionView(store: Store, v: ConfigVersion): Record<string, unknown> {
+  return {
+    id: v.config_id,
+    version_id: v.id,
+    slug: v.slug,
+    name: v.name,
+    config: maskConfig(store, v.config),
+    format: 'json',
+    created_by: v.created_by,
+    created_at: v.created_at,
+    object: 'config',
+  };
+}
+
+/** Configs are addressed by slug; the id works too. */
+function findConfig(store: Store, slugOrId: string): ConfigRecord | undefined {
+  return store.c.configs.getBy('slug', slugOrId) ?? store.c.configs.get(slugOrId);
+}
+
+/** A 400 naming the path inside the config (`config.targets[1].weight`), before anything is written. */
+function assertValidConfig(config: Record<string, unknown>): void {
+  const err = validateRoutingConfig(config);
+  if (err !== null) throw err;
+}
+
+const configBody: S.JsonSchema = { type: 'object', maxProperties: 256, description: 'A routing config (see the routing config schema).' };
+
+interface CreateBody {
+  name: string;
+  config: Record<string, unknown>;
+  workspace_id?: string;
+  is_default?: 0 | 1;
+  slug?: string;
+}
+
+interface UpdateBody {
+  name?: string;
+  config?: Record<string, unknown>;
+  status?: ConfigRecord['status'];
+}
+
+interface ListQuery {
+  status: ConfigRecord['status'];
+  current_page: number;
+  page_size: number;
+}
+
+const pageQuery = { properties: { ...S.pagination } };
+
+export const configRoutes: AnyAdminRoute[] = [
+  defineAdminRoute<CreateBody>({
+    method: 'POST',
+    path: '/v1/configs',
+    summary: 'Create a routing config',
+    resource,
+    action: 'create',
+    scope: 'configs.create',
+    level: 'workspace',
+    body: {
+      type: 'object',
+      properties: {
+        name: S.name255,
+        config: configBody,
+        workspace_id: S.workspaceRef,
+        is_default: { type: 'integer', enum: [0, 1] },
+        slug: S.slug,
+      },
+      required: ['name', 'config'],
+      additionalProperties: false,
+    },
+    response: S.record({ id: S.str, slug: S.str, version_id: S.str, object: S.str }),
+    handler({ body, workspace, principal, store }) {
+      assertValidConfig(body.config);
+      const now = nowIso();
+      const sealed = sealConfig(store, body.config);
+      const config: ConfigRecord = {
+        id: uuidv7(),
+        slug: body.slug ?? `pc-${slugify(body.name)}`,
+        name: body.name,
+        organisation_id: principal.organisation_id,
+        workspace_id: workspace!.id,
+        config: sealed,
+        version_id: uuidv7(),
+        is_default: body.is_default ?? 0,
+        status: 'active',
+        owner_id: principal.user_id,
+        updated_by: principal.user_id,
+        created_at: now,
+        last_updated_at: now,
+      };
+      // One transaction: the config, its first version and the default flag land together or not at all.
+      store.root.transactionSync(() => {
+        if (config.is_default === 1) clearDefault(store, config.workspace_id, now);
+        store.c.configs.insert(config);
+        store.c.configVersions.insert(versionOf(config, principal.user_id, now));
+      });
+      return { id: config.id, slug: config.slug, version_id: config.version_id, object: 'config' };
+    },
+  }),
+  defineAdminRoute<never, ListQuery>({
+    method: 'GET',
+    path: '/v1/configs',
+    summary: 'List routing configs (active ones unless `status` says otherwise)',
+    resource,
+    action: 'list',
+    scope: 'configs.list',
+    level: 'workspace',
+    workspaceDefault: 'all',
+    query: {
+      properties: {
+        workspace_id: S.workspaceRef,
+        status: { type: 'string', enum: ['active', 'archived'], default: 'active' },
+        ...S.pagination,
+      },
+    },
+    response: S.listOf(configItem),
+    handler({ query, workspace, store }) {
+      const page = store.c.configs.list({
+        ...(workspace ? { index: 'workspace', value: workspace.id } : {}),
+        filter: (c) => c.status === query.status,
+        offset: query.current_page * query.page_size,
+        limit: query.page_size,
+        newestFirst: true,
+      });
+      return { object: 'list', total: page.total, data: page.items.map(item) };
+    },
+  }),
+  defineAdminRoute({
+    method: 'GET',
+    path: '/v1/configs/:slug',
+    summary: 'Get a routing config (provider keys masked)',
+    resource,
+    action: 'read',
+    scope: 'configs.read',
+    level: 'workspace',
+    response: configDetail,
+    handler({ params, principal, store }) {
+      return detail(store, assertVisible(principal, findConfig(store, params.slug!), 'Config'));
+    },
+  }),
+  defineAdminRoute<UpdateBody>({
+    method: 'PUT',
+    path: '/v1/configs/:slug',
+    summary: 'Update a routing config (creates a new version)',
+    resource,
+    action: 'update',
+    scope: 'configs.update',
+    level: 'workspace',
+    body: {
+      type: 'object',
+      properties: { name: S.name255, config: configBody, status: { type: 'string', enum: ['active', 'archived'] } },
+      minProperties: 1,
+      additionalProperties: false,
+    },
+    response: S.record({ version_id: S.str }),
+    handler({ params, body, principal, store }) {
+      const current = assertVisible(principal, findConfig(store, params.slug!), 'Config');
+      if (body.config !== undefined) assertValidConfig(body.config);
+      const sealed = body.config === undefined ? undefined : sealConfig(store, body.config, current.config);
+      const now = nowIso();
+      const versionId = uuidv7();
+      // Every update is a version, even a rename: the history answers "what did this config look
+      // like then", and the name is part of that.
+      const updated = store.root.transactionSync(() => {
+        const next = store.c.configs.update(current.id, (c) => ({
+          ...c,
+          name: body.name ?? c.name,
+          config: sealed ?? c.config,
+          status: body.status ?? c.status,
+          is_default: body.status === 'archived' ? 0 : c.is_default,
+          version_id: versionId,
+          updated_by: principal.user_id,
+          last_updated_at: now,
+        }));
+        store.c.configVersions.insert(versionOf(next, principal.user_id, now));
+        return next;
+      });
+      return { version_id: updated.version_id };
+    },
+  }),
+  defineAdminRoute({
+    method: 'DELETE',
+    path: '/v1/configs/:slug',
+    summary: 'Delete (archive) a routing config',
+    resource,
+    action: 'delete',
+    scope: 'configs.delete',
+    level: 'workspace',
+    response: S.empty,
+    handler({ params, principal, store }) {
+      const current = assertVisible(principal, findConfig(store, params.slug!), 'Config');
+      // Archiving keeps the versions (and what requests ran with) for the audit trail; the router
+      // no longer resolves it.
+      store.c.configs.update(current.id, (c) => ({ ...c, status: 'archived', is_default: 0, updated_by: principal.user_id, last_updated_at: nowIso() }));
+      return {};
+    },
+  }),
+  defineAdminRoute<never, { current_page: number; page_size: number }>({
+    method: 'GET',
+    path: '/v1/configs/:slug/versions',
+    summary: 'List the versions of a routing config, newest first',
+    resource,
+    action: 'list',
+    scope: 'configs.read',
+    level: 'workspace',
+    query: pageQuery,
+    response: S.listOf(versionItem),
+    handler({ params, query, principal, store }) {
+      const config = assertVisible(principal, findConfig(store, params.slug!), 'Config');
+      const page = store.c.configVersions.list({
+        index: 'config',
+        value: config.id,
+        offset: query.current_page * query.page_size,
+        limit: query.page_size,
+        newestFirst: true,
+      });
+      return { object: 'list', total: page.total, data: page.items.map((v) => versionView(store, v)) };
+    },
+  }),
+];
+
+function versionOf(c: ConfigRecord, userId: string | null, now: string): ConfigVersion {
+  return { id: c.version_id, config_id: c.id, slug: c.slug, name: c.name, config: c.config, created_at: now, created_by: userId };
+}
+
+/** At most one default config per workspace: a new default takes the flag from the old one. */
+function clearDefault(store: Store, workspaceId: string, now: string): void {
+  const { items } = store.c.configs.list({ index: 'workspace', value: workspaceId, filter: (c) => c.is_default === 1 });
+  for (const old of items) store.c.configs.update(old.id, (c) => ({ ...c, is_default: 0, last_updated_at: now }));
+}
+
+/** Unsealed configs by stored record: `cachedBy` hands back the same record until a config changes. */
+const unsealed = new WeakMap<ConfigRecord, Record<string, unknown>>();
+
+/**
+ * The active config `slugOrId` of workspace `workspaceId`, provider secrets in clear, for the
+ * router; undefined when it does not exist, is archived or belongs to another workspace. The
+ * result is frozen and shared between requests: copy before changing it.
+ *
+ * @example
+ *   const config = resolveConfig(store, 'pc-prod-3f9a1c', principal.acting_workspace_id);
+ *   if (config === undefined) throw RoutingErrors.unknownConfig();
+ */
+export function resolveConfig(store: Store, slugOrId: string, workspaceId: string): Record<string, unknown> | undefined {
+  const record = store.c.configs.cachedBy('slug', slugOrId) ?? store.c.configs.get(slugOrId);
+  if (record === undefined || record.workspace_id !== workspaceId || record.status !== 'active') return undefined;
+  let config = unsealed.get(record);
+  if (config === undefined) {
+    config = deepFreeze(unsealConfig(store, record.config));
+    unsealed.set(record, config);
+  }
+  return config;
+}
+

@@ -1,0 +1,10 @@
+/**
+ * Provider and virtual key slugs share one namespace: `@<slug>/<model>` and a config's
+ * `virtual_key` may name either, so a slug taken by one kind is refused for the other (each
+ * collection's unique index already guards its own kind).
+ */
+import { AdminErrors } from '../../core/index.js';
+
+export function assertSlugFree(other: { slug: string } | undefined, slug: string): void {
+  if (other !== undefined) throw AdminErrors.conflict(`The slug "${slug.slice(0, 64)}" is already taken by a provider or virtual key.`, 'slug');
+}
