@@ -9,6 +9,7 @@
 import { pathToFileURL } from 'node:url';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
 import type { ConfigProblem, GatewayConfig, Locator, PipelineEntry } from './config/types.js';
 import { formatPath } from './config/load.js';
 import type { AppServices, GatewayApp, PluginDefinition, PluginHooks } from './plugin.js';
@@ -63,6 +64,7 @@ export async function resolvePlugins(config: GatewayConfig, locate: Locator, cat
   const resolved: Resolved[] = [];
   // One ajv per resolution: option schemas come from plugin modules and are compiled once here.
   const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+  addFormats.default(ajv);
   const seen = new Set<string>();
 
   for (const [index, entry] of config.pipeline.entries()) {
