@@ -2,6 +2,7 @@ import t from 'tap';
 import path from 'node:path';
 import { formatProblem, loadConfigFile, loadConfigText, resolveConfigPath } from '../core/config/load.js';
 import type { ConfigProblem } from '../core/config/types.js';
+import { standardPlugins } from '../plugins/index.js';
 
 const NO_ENV = {};
 
@@ -22,7 +23,10 @@ t.test('the shipped config files load without problems', async (t) => {
   t.equal(config?.server.port, 8787);
   t.equal(config?.store.path, './data');
   t.same(config?.security.custom_hosts.allow, ['localhost', '127.0.0.1', '::1']);
-  t.same(config?.pipeline, []);
+  // npm start runs every standard plugin; each must be one the catalog knows.
+  const names = config?.pipeline.map((p) => p.name) ?? [];
+  t.same(names, ['auth', 'admin-org', 'admin-api-keys', 'admin-resources', 'admin-policies', 'admin-catalog']);
+  for (const name of names) t.ok(standardPlugins[name], `${name} is a standard plugin`);
   t.equal(config?.file, path.resolve('config/gateway.yaml'));
   t.equal(config?.baseDir, path.resolve('config'));
 });
