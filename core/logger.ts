@@ -1,7 +1,7 @@
 /**
  * A small structured logger: one JSON object per line on stderr, levels, bound fields.
  *
- * Secrets never reach the log: any field whose name looks like a credential is masked, at any
+ * Secrets never reach the log: every field whose name looks like a credential is masked, at every
  * depth, before the line is written. Logging is for operators; request records are the logging
  * plugin's job.
  */

@@ -49,7 +49,7 @@ export interface AdminRouteDef<B = Record<string, unknown>, Q = Record<string, u
   resource: string;
   /** Audit action: create, update, delete, rotate, reset, … (reads are not audited). */
   action: string;
-  /** The scope the principal must hold; null: any authenticated principal. */
+  /** The scope the principal must hold; null: every authenticated principal may call it. */
   scope: string | null;
   /** `organisation`: organisation keys only. `workspace`: either kind, scoped to a workspace. */
   level: 'organisation' | 'workspace';

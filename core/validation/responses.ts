@@ -7,7 +7,7 @@ export const responsesSchema: SchemaObject = {
   type: 'object',
   required: ['model', 'input'],
   properties: {
-    // No enum although the spec lists four models: any newer model must work through the gateway.
+    // No enum although the spec lists four models: newer models must work through the gateway too.
     model: { type: 'string' },
     // Input items have many kinds (messages, tool outputs, files); only the outer kind is checked.
     input: { type: ['string', 'array'] },

@@ -39,7 +39,7 @@ export const manageRoutes: AnyAdminRoute[] = [
     summary: 'List API keys',
     resource,
     action: 'list',
-    // Checked in the handler: any of the three `.list` scopes, each showing its own kind.
+    // Checked in the handler: one of the three `.list` scopes suffices, each showing its own kind.
     scope: null,
     level: 'workspace',
     workspaceDefault: 'all',
