@@ -16,11 +16,10 @@ import { loadConfigFile, formatProblem } from './config/load.js';
 import { openStore, type Store } from './store/store.js';
 import { bootstrapStore } from './store/bootstrap.js';
 import { findWorkspace, defaultWorkspace } from './admin/workspaces.js';
-import { generateApiKey, hashApiKey, maskApiKey } from './store/api-key-hash.js';
-import { uuidv7, nowIso } from './store/ids.js';
+import { newApiKey } from './store/api-key-record.js';
 import { ALL_SCOPES, allowedScopes, DEFAULT_ORGANISATION_SCOPES, DEFAULT_WORKSPACE_SCOPES } from './auth/scopes.js';
 import { createLogger } from './logger.js';
-import type { ApiKeyRecord, ApiKeyType } from './store/records.js';
+import type { ApiKeyType } from './store/records.js';
 
 export const KEYS_USAGE = `  gateway keys create --type organisation|workspace-service|workspace-user --name NAME
                       [--workspace ID_OR_SLUG] [--scopes a,b] [--config FILE]
@@ -99,34 +98,14 @@ function insertKey(store: Store, args: CreateArgs, organisationId: string): { id
     workspaceId = ws.id;
   }
   const scopes = checkScopes(args.type, args.scopes ?? [...(args.type === 'organisation-service' ? DEFAULT_ORGANISATION_SCOPES : DEFAULT_WORKSPACE_SCOPES)]);
-  const raw = generateApiKey();
-  const now = nowIso();
-  const record: ApiKeyRecord = {
-    id: uuidv7(),
+  const { record, raw } = newApiKey({
+    type: args.type,
     name: args.name,
     description: 'Created with `gateway keys create`.',
-    type: args.type,
     organisation_id: organisationId,
     workspace_id: workspaceId,
-    user_id: null,
-    hash: hashApiKey(raw),
-    previous_hash: null,
-    previous_expires_at: null,
-    masked_key: maskApiKey(raw),
-    status: 'active',
     scopes,
-    defaults: null,
-    rate_limits: null,
-    usage_limits: null,
-    alert_emails: [],
-    expires_at: null,
-    rotation_policy: null,
-    creation_mode: 'api',
-    last_reset_at: null,
-    deleted_at: null,
-    created_at: now,
-    last_updated_at: now,
-  };
+  });
   store.c.apiKeys.insert(record);
   return { id: record.id, raw };
 }

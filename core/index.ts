@@ -42,6 +42,8 @@ export type * as Records from './store/records.js';
 export { uuidv7, slugify, nowIso, isUuid } from './store/ids.js';
 export { maskSecret } from './store/secrets.js';
 export { generateApiKey, hashApiKey, maskApiKey } from './store/api-key-hash.js';
+export { newApiKey } from './store/api-key-record.js';
+export type { NewApiKey } from './store/api-key-record.js';
 export type { Principal } from './auth/principal.js';
 export { isOrgKey } from './auth/principal.js';
 export * as Scopes from './auth/scopes.js';

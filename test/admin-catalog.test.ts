@@ -5,8 +5,8 @@
  */
 import t from 'tap';
 import { request } from 'undici';
-import { startGateway, ADMIN_KEY, type StartedGateway, type Teardown } from './helpers/gateway.js';
-import { generateApiKey, hashApiKey, maskApiKey, nowIso, uuidv7, Scopes, type Records } from '../core/index.js';
+import { startGateway, ADMIN_KEY, type StartedGateway, type Teardown, insertKey as insertStoreKey, addWorkspace as addStoreWorkspace } from './helpers/gateway.js';
+import { Scopes, type Records } from '../core/index.js';
 import adminCatalog from '../plugins/admin-catalog/index.js';
 import adminPolicies from '../plugins/admin-policies/index.js';
 import { priceFor } from '../plugins/admin-catalog/pricing.js';
@@ -18,54 +18,13 @@ const organisationOf = (gw: StartedGateway): string => gw.store.meta.get('organi
 
 /** An API key written straight into the store (there is no key API in this pipeline). */
 function insertKey(gw: StartedGateway, fields: Pick<Records.ApiKeyRecord, 'type' | 'workspace_id' | 'scopes'>): string {
-  const now = nowIso();
-  const key = generateApiKey();
-  gw.store.c.apiKeys.insert({
-    id: uuidv7(),
-    name: 'test key',
-    description: null,
-    organisation_id: organisationOf(gw),
-    user_id: null,
-    hash: hashApiKey(key),
-    previous_hash: null,
-    previous_expires_at: null,
-    masked_key: maskApiKey(key),
-    status: 'active',
-    defaults: null,
-    rate_limits: null,
-    usage_limits: null,
-    alert_emails: [],
-    expires_at: null,
-    rotation_policy: null,
-    creation_mode: 'api',
-    last_reset_at: null,
-    deleted_at: null,
-    created_at: now,
-    last_updated_at: now,
-    ...fields,
-  });
-  return key;
+  return insertStoreKey(gw.store, fields);
 }
 
 /** A workspace and a workspace service key in it. */
 function workspaceKey(gw: StartedGateway, slug: string): { key: string; workspaceId: string } {
-  const now = nowIso();
-  const workspaceId = uuidv7();
-  gw.store.c.workspaces.insert({
-    id: workspaceId,
-    slug,
-    name: slug,
-    description: null,
-    organisation_id: organisationOf(gw),
-    defaults: { metadata: {} },
-    usage_limits: [],
-    rate_limits: [],
-    status: 'active',
-    created_at: now,
-    last_updated_at: now,
-  });
-  const key = insertKey(gw, { type: 'workspace-service', workspace_id: workspaceId, scopes: [...Scopes.DEFAULT_WORKSPACE_SCOPES] });
-  return { key, workspaceId };
+  const { id, key } = addStoreWorkspace(gw.store, slug, Scopes.DEFAULT_WORKSPACE_SCOPES);
+  return { key, workspaceId: id };
 }
 
 async function start(t: Teardown) {

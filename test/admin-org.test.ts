@@ -4,8 +4,8 @@
  */
 import t from 'tap';
 import { request } from 'undici';
-import { startGateway, ADMIN_KEY, type StartedGateway, type Teardown } from './helpers/gateway.js';
-import { generateApiKey, hashApiKey, maskApiKey, nowIso, uuidv7, type Records } from '../core/index.js';
+import { startGateway, ADMIN_KEY, type StartedGateway, type Teardown, insertKey as insertStoreKey } from './helpers/gateway.js';
+import { hashApiKey, nowIso, uuidv7, type Records } from '../core/index.js';
 import adminOrg from '../plugins/admin-org/index.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -45,35 +45,7 @@ async function start(t: Teardown): Promise<Client> {
 
 /** A key written straight into the store (the key API is another plugin's). Returns the raw secret. */
 function insertKey(gw: StartedGateway, opts: { workspaceId: string; scopes: string[]; type?: Records.ApiKeyType; userId?: string }): string {
-  const raw = generateApiKey();
-  const now = nowIso();
-  gw.store.c.apiKeys.insert({
-    id: uuidv7(),
-    name: 'test key',
-    description: null,
-    type: opts.type ?? 'workspace-service',
-    organisation_id: gw.store.meta.get('organisation_id') as string,
-    workspace_id: opts.workspaceId,
-    user_id: opts.userId ?? null,
-    hash: hashApiKey(raw),
-    previous_hash: null,
-    previous_expires_at: null,
-    masked_key: maskApiKey(raw),
-    status: 'active',
-    scopes: opts.scopes,
-    defaults: null,
-    rate_limits: null,
-    usage_limits: null,
-    alert_emails: [],
-    expires_at: null,
-    rotation_policy: null,
-    creation_mode: 'api',
-    last_reset_at: null,
-    deleted_at: null,
-    created_at: now,
-    last_updated_at: now,
-  });
-  return raw;
+  return insertStoreKey(gw.store, { type: opts.type ?? 'workspace-service', workspace_id: opts.workspaceId, scopes: opts.scopes, user_id: opts.userId ?? null });
 }
 
 const WS_SCOPES = ['workspaces.read', 'workspaces.list', 'workspaces.update', 'workspace_users.create', 'workspace_users.read', 'workspace_users.update', 'workspace_users.delete', 'workspace_users.list'];

@@ -5,8 +5,8 @@
  */
 import t from 'tap';
 import { request } from 'undici';
-import { startGateway, ADMIN_KEY, type StartedGateway, type Teardown } from './helpers/gateway.js';
-import { hashApiKey, maskApiKey, nowIso, uuidv7, Scopes } from '../core/index.js';
+import { startGateway, ADMIN_KEY, type StartedGateway, type Teardown, addWorkspace as addStoreWorkspace } from './helpers/gateway.js';
+import { uuidv7, Scopes } from '../core/index.js';
 import { MAX_CONFIG_DEPTH } from '../core/router/config-schema.js';
 import adminResources, { resolveConfig, resolveProvider, resolveVirtualKey } from '../plugins/admin-resources/index.js';
 
@@ -37,50 +37,7 @@ async function start(t: Teardown): Promise<{ gw: StartedGateway; call: (method: 
 
 /** A second workspace and a workspace service key for it, written straight into the store. */
 function addWorkspace(gw: StartedGateway, slug: string, scopes: ReadonlyArray<string> = Scopes.DEFAULT_WORKSPACE_SCOPES): { id: string; key: string } {
-  const now = nowIso();
-  const organisationId = gw.store.meta.get('organisation_id') as string;
-  const id = uuidv7();
-  gw.store.c.workspaces.insert({
-    id,
-    slug,
-    name: slug,
-    description: null,
-    organisation_id: organisationId,
-    defaults: { metadata: {} },
-    usage_limits: [],
-    rate_limits: [],
-    status: 'active',
-    created_at: now,
-    last_updated_at: now,
-  });
-  const key = `gw-${slug}-workspace-key-0123456789abcdefghijkl`;
-  gw.store.c.apiKeys.insert({
-    id: uuidv7(),
-    name: `${slug} key`,
-    description: null,
-    type: 'workspace-service',
-    organisation_id: organisationId,
-    workspace_id: id,
-    user_id: null,
-    hash: hashApiKey(key),
-    previous_hash: null,
-    previous_expires_at: null,
-    masked_key: maskApiKey(key),
-    status: 'active',
-    scopes: [...scopes],
-    defaults: null,
-    rate_limits: null,
-    usage_limits: null,
-    alert_emails: [],
-    expires_at: null,
-    rotation_policy: null,
-    creation_mode: 'api',
-    last_reset_at: null,
-    deleted_at: null,
-    created_at: now,
-    last_updated_at: now,
-  });
-  return { id, key };
+  return addStoreWorkspace(gw.store, slug, scopes);
 }
 
 const defaultWorkspaceId = (gw: StartedGateway): string => gw.store.meta.get('default_workspace_id') as string;

@@ -4,8 +4,8 @@
  */
 import t from 'tap';
 import { request } from 'undici';
-import { startGateway, ADMIN_KEY, type StartedGateway, type Teardown } from './helpers/gateway.js';
-import { generateApiKey, hashApiKey, maskApiKey, nowIso, uuidv7, Scopes, type Records } from '../core/index.js';
+import { startGateway, ADMIN_KEY, type StartedGateway, type Teardown, addWorkspace as addStoreWorkspace } from './helpers/gateway.js';
+import { nowIso, Scopes, type Records } from '../core/index.js';
 import adminPolicies from '../plugins/admin-policies/index.js';
 import { nextUsageResetAt } from '../plugins/admin-policies/usage-limits.js';
 
@@ -13,50 +13,8 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 /** A second workspace and a workspace service key in it, written straight into the store. */
 function workspaceKey(gw: StartedGateway, slug: string): { key: string; workspaceId: string } {
-  const now = nowIso();
-  const organisationId = gw.store.meta.get('organisation_id') as string;
-  const workspaceId = uuidv7();
-  gw.store.c.workspaces.insert({
-    id: workspaceId,
-    slug,
-    name: slug,
-    description: null,
-    organisation_id: organisationId,
-    defaults: { metadata: {} },
-    usage_limits: [],
-    rate_limits: [],
-    status: 'active',
-    created_at: now,
-    last_updated_at: now,
-  });
-  const key = generateApiKey();
-  gw.store.c.apiKeys.insert({
-    id: uuidv7(),
-    name: `${slug} key`,
-    description: null,
-    type: 'workspace-service',
-    organisation_id: organisationId,
-    workspace_id: workspaceId,
-    user_id: null,
-    hash: hashApiKey(key),
-    previous_hash: null,
-    previous_expires_at: null,
-    masked_key: maskApiKey(key),
-    status: 'active',
-    scopes: [...Scopes.DEFAULT_WORKSPACE_SCOPES],
-    defaults: null,
-    rate_limits: null,
-    usage_limits: null,
-    alert_emails: [],
-    expires_at: null,
-    rotation_policy: null,
-    creation_mode: 'api',
-    last_reset_at: null,
-    deleted_at: null,
-    created_at: now,
-    last_updated_at: now,
-  });
-  return { key, workspaceId };
+  const { id, key } = addStoreWorkspace(gw.store, slug, Scopes.DEFAULT_WORKSPACE_SCOPES);
+  return { key, workspaceId: id };
 }
 
 function entity(policyId: string, valueKey: string, usage: Partial<Records.PolicyUsageEntity> = {}): Records.PolicyUsageEntity {

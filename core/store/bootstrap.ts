@@ -10,7 +10,8 @@
 import type { Store } from './store.js';
 import type { ApiKeyRecord } from './records.js';
 import { uuidv7, nowIso } from './ids.js';
-import { generateApiKey, hashApiKey, maskApiKey } from './api-key-hash.js';
+import { generateApiKey, hashApiKey } from './api-key-hash.js';
+import { newApiKey } from './api-key-record.js';
 import { DEFAULT_ORGANISATION_SCOPES } from '../auth/scopes.js';
 import type { Logger } from '../logger.js';
 
@@ -56,38 +57,22 @@ export function bootstrapStore(store: Store, env: NodeJS.ProcessEnv, log: Logger
     } else if (store.c.apiKeys.list({ limit: 1 }).total === 0) {
       raw = generated = generateApiKey();
     }
-    if (raw !== undefined) store.c.apiKeys.insert(adminKeyRecord(raw, orgId, now));
+    if (raw !== undefined) store.c.apiKeys.insert(adminKeyRecord(raw, orgId));
     return { organisationId: orgId, defaultWorkspaceId: wsId };
   });
   if (generated !== undefined) log.warn('created the first admin API key; it is printed once on stdout and never shown again');
   return { ...result, generatedAdminKey: generated };
 }
 
-function adminKeyRecord(raw: string, organisationId: string, now: string): ApiKeyRecord {
-  return {
-    id: uuidv7(),
+function adminKeyRecord(raw: string, organisationId: string): ApiKeyRecord {
+  return newApiKey({
+    raw,
+    type: 'organisation-service',
     name: 'Bootstrap admin key',
     description: 'Created at first start (owner).',
-    type: 'organisation-service',
     organisation_id: organisationId,
     workspace_id: null,
-    user_id: null,
-    hash: hashApiKey(raw),
-    previous_hash: null,
-    previous_expires_at: null,
-    masked_key: maskApiKey(raw),
-    status: 'active',
     scopes: [...DEFAULT_ORGANISATION_SCOPES],
-    defaults: null,
-    rate_limits: null,
-    usage_limits: null,
-    alert_emails: [],
-    expires_at: null,
-    rotation_policy: null,
     creation_mode: 'auto',
-    last_reset_at: null,
-    deleted_at: null,
-    created_at: now,
-    last_updated_at: now,
-  };
+  }).record;
 }

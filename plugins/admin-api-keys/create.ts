@@ -12,11 +12,7 @@
 import {
   AdminErrors,
   defineAdminRoute,
-  generateApiKey,
-  hashApiKey,
-  maskApiKey,
-  nowIso,
-  uuidv7,
+  newApiKey,
   S,
   type AdminInput,
   type AnyAdminRoute,
@@ -27,7 +23,6 @@ import { keyFields, type KeyFieldsBody } from './payloads.js';
 import { applyFields, checkFields } from './fields.js';
 import { assertMayManageKeys, grantableScopes, keyScope } from './permissions.js';
 
-type ApiKey = Records.ApiKeyRecord;
 
 interface CreateBody extends KeyFieldsBody {
   name: string;
@@ -58,34 +53,14 @@ function createKey(type: Records.ApiKeyType, { body, principal, workspace, store
   const workspaceId = type === 'organisation-service' ? null : workspace!.id;
   const userId = type === 'workspace-user' ? boundUser(store, workspaceId!, body.user_id) : null;
   checkFields(store, body, workspaceId);
-  const raw = generateApiKey();
-  const now = nowIso();
-  const blank: ApiKey = {
-    id: uuidv7(),
-    name: body.name,
-    description: null,
+  const { record: blank, raw } = newApiKey({
     type,
+    name: body.name,
     organisation_id: principal.organisation_id,
     workspace_id: workspaceId,
     user_id: userId,
-    hash: hashApiKey(raw),
-    previous_hash: null,
-    previous_expires_at: null,
-    masked_key: maskApiKey(raw),
-    status: 'active',
     scopes,
-    defaults: null,
-    rate_limits: null,
-    usage_limits: null,
-    alert_emails: [],
-    expires_at: null,
-    rotation_policy: null,
-    creation_mode: 'api',
-    last_reset_at: null,
-    deleted_at: null,
-    created_at: now,
-    last_updated_at: now,
-  };
+  });
   const key = store.c.apiKeys.insert(applyFields(blank, body, scopes));
   return { id: key.id, key: raw, object: 'api-key' };
 }

@@ -13,10 +13,8 @@
 import {
   AdminErrors,
   defineAdminRoute,
-  generateApiKey,
-  hashApiKey,
-  maskApiKey,
   maskSecrets,
+  newApiKey,
   nowIso,
   uuidv7,
   S,
@@ -45,33 +43,17 @@ interface Accepted {
   api_keys?: Array<{ workspace_id: string; key: string }>;
 }
 
-function workspaceUserKey(invite: Invite, userId: string, workspaceId: string, raw: string, now: string): ApiKey {
-  return {
-    id: uuidv7(),
+function workspaceUserKey(invite: Invite, userId: string, workspaceId: string): { record: ApiKey; raw: string } {
+  return newApiKey({
+    type: 'workspace-user',
     name: `${invite.email} (invite)`.slice(0, 255),
     description: 'Created when the user accepted their invite.',
-    type: 'workspace-user',
     organisation_id: invite.organisation_id,
     workspace_id: workspaceId,
     user_id: userId,
-    hash: hashApiKey(raw),
-    previous_hash: null,
-    previous_expires_at: null,
-    masked_key: maskApiKey(raw),
-    status: 'active',
     scopes: [...invite.workspace_api_key_details!.scopes],
-    defaults: null,
-    rate_limits: null,
-    usage_limits: null,
-    alert_emails: [],
-    expires_at: null,
-    rotation_policy: null,
     creation_mode: 'auto',
-    last_reset_at: null,
-    deleted_at: null,
-    created_at: now,
-    last_updated_at: now,
-  };
+  });
 }
 
 function accept(store: Store, body: AcceptBody): Accepted {
@@ -100,8 +82,8 @@ function accept(store: Store, body: AcceptBody): Accepted {
       if (store.c.workspaces.get(grant.id)?.status !== 'active') continue;
       putMember(store, grant.id, user.id, grant.role);
       if (invite.workspace_api_key_details !== null) {
-        const raw = generateApiKey();
-        store.c.apiKeys.insert(workspaceUserKey(invite, user.id, grant.id, raw, now));
+        const { record, raw } = workspaceUserKey(invite, user.id, grant.id);
+        store.c.apiKeys.insert(record);
         keys.push({ workspace_id: grant.id, key: raw });
       }
     }

@@ -16,6 +16,10 @@ import type { PluginDefinition } from '../../core/plugin.js';
 import type { PluginCatalog } from '../../core/plugin-loader.js';
 import { startMockUpstream, type MockUpstream } from '../../bench/mock-upstream.js';
 import { standardPlugins } from '../../plugins/index.js';
+import { newApiKey } from '../../core/store/api-key-record.js';
+import { uuidv7 } from '../../core/store/ids.js';
+import type { Store } from '../../core/store/store.js';
+import type * as Records from '../../core/store/records.js';
 
 /** The part of tap's Test the helpers use (keeps the helpers independent of tap's types). */
 export interface Teardown {
@@ -96,3 +100,40 @@ export function writeFile(dir: string, name: string, content: string): string {
 }
 
 export type { MockUpstream };
+
+/** Writes an API key straight into the store (for tests whose pipeline has no key API); returns the raw key. */
+export function insertKey(
+  store: Store,
+  opts: { type?: Records.ApiKeyType; workspace_id: string | null; scopes: ReadonlyArray<string>; user_id?: string | null; name?: string },
+): string {
+  const { record, raw } = newApiKey({
+    type: opts.type ?? (opts.workspace_id === null ? 'organisation-service' : 'workspace-service'),
+    name: opts.name ?? 'test key',
+    organisation_id: store.meta.get('organisation_id') as string,
+    workspace_id: opts.workspace_id,
+    user_id: opts.user_id ?? null,
+    scopes: [...opts.scopes],
+  });
+  store.c.apiKeys.insert(record);
+  return raw;
+}
+
+/** A workspace written straight into the store, with a workspace service key in it. */
+export function addWorkspace(store: Store, slug: string, scopes: ReadonlyArray<string>): { id: string; key: string } {
+  const now = new Date().toISOString();
+  const id = uuidv7();
+  store.c.workspaces.insert({
+    id,
+    slug,
+    name: slug,
+    description: null,
+    organisation_id: store.meta.get('organisation_id') as string,
+    defaults: { metadata: {} },
+    usage_limits: [],
+    rate_limits: [],
+    status: 'active',
+    created_at: now,
+    last_updated_at: now,
+  });
+  return { id, key: insertKey(store, { workspace_id: id, scopes, name: `${slug} key` }) };
+}
