@@ -48,6 +48,7 @@ export type { Principal } from './auth/principal.js';
 export { isOrgKey } from './auth/principal.js';
 export * as Scopes from './auth/scopes.js';
 export { adminRoutes, authorize, assertVisible, defineAdminRoute } from './admin/route.js';
+export { listPage } from './admin/list.js';
 export type { AdminRouteDef, AdminInput, AnyAdminRoute } from './admin/route.js';
 export { AdminErrors } from './admin/errors.js';
 export { findWorkspace, defaultWorkspace } from './admin/workspaces.js';

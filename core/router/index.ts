@@ -8,12 +8,14 @@
 import type { GatewayContext } from '../context.js';
 import type { ResponseWriter } from '../response-writer.js';
 import type { Runtime } from '../runtime.js';
-import type { Target } from './types.js';
+import type { RoutePlan, Target } from './types.js';
 import { Errors, type GatewayError } from '../errors.js';
 import { headerValue } from '../upstream/headers.js';
 import { checkCustomHost, type CustomHostPolicy } from '../upstream/ssrf.js';
-import { runAttempt } from '../upstream/attempt.js';
-import { ALL_PLUGINS, sendError } from '../respond.js';
+import { downstreamHeaders } from '../upstream/headers.js';
+import { ALL_PLUGINS, sendError, sendReply } from '../respond.js';
+import { reply } from '../reply.js';
+import { executePlan, type Failure, type Walk } from './execute.js';
 
 const BEARER = /^bearer\s+(.+)$/i;
 
@@ -89,10 +91,47 @@ export function directTarget(rt: Runtime, ctx: GatewayContext): Target {
   return target;
 }
 
-/** Runs the plan and answers the client. */
+/** Runs the plan (or the direct-mode target) and answers the client. */
 export async function routeRequest(rt: Runtime, ctx: GatewayContext, out: ResponseWriter): Promise<void> {
-  const target = ctx.plan?.root ?? directTarget(rt, ctx);
+  const plan: RoutePlan = ctx.plan ?? { root: { target: directTarget(rt, ctx) }, source: 'headers' };
   if (ctx.wantsStream) out.startPings(rt.config.server.stream_ping_interval);
-  const result = await runAttempt(rt, ctx, out, target, { number: 0, final: true });
-  if (result.kind === 'failed') await sendError(rt, ctx, out, result.error, ALL_PLUGINS);
+  const walk: Walk = {
+    rt,
+    ctx,
+    out,
+    breaker: ctx.plan?.breaker,
+    headerTimeout: ctx.plan ? requestTimeoutHeader(ctx) : undefined,
+    attempts: 0,
+    waited: 0,
+    last: undefined,
+  };
+  const outcome = await executePlan(walk, plan);
+  if (outcome === 'sent') return;
+  await answerLast(rt, ctx, out, walk.last);
+}
+
+/**
+ * Every option failed: the last upstream answer goes back as it came (status, headers, body,
+ * marked `x-gateway-error-source: upstream`); if no upstream ever answered, the last gateway error.
+ */
+async function answerLast(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, last: Failure | undefined): Promise<void> {
+  if (last === undefined) return sendError(rt, ctx, out, Errors.upstreamUnreachable('No target could be tried.'), ALL_PLUGINS);
+  if (last.kind === 'failed') return sendError(rt, ctx, out, last.error, ALL_PLUGINS);
+  const headers = downstreamHeaders(last.headers) as Record<string, string>;
+  headers['x-gateway-error-source'] = 'upstream';
+  delete headers['content-length'];
+  ctx.source = 'upstream';
+  if (out.pinged) {
+    // The head already went out as an event stream: the upstream's error becomes the error event.
+    let error: Record<string, unknown>;
+    try {
+      error = JSON.parse(last.body.toString('utf8')) as Record<string, unknown>;
+    } catch {
+      error = { error: { message: last.body.toString('utf8').slice(0, 2000), type: 'upstream_error', param: null, code: null } };
+    }
+    ctx.streamError = Errors.upstreamStreamFailed(`The upstream answered ${last.status}.`);
+    out.failStream(error, true);
+    return;
+  }
+  await sendReply(rt, ctx, out, reply(last.status, last.body, headers), { limit: ALL_PLUGINS, proxied: true });
 }

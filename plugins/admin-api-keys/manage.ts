@@ -5,7 +5,7 @@
  * found (and visible: a workspace key never learns that another workspace's key exists). A
  * deleted key is gone for every operation here; its record stays for the audit trail.
  */
-import { AdminErrors, assertVisible, defineAdminRoute, nowIso, S, type AnyAdminRoute, type Principal, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, assertVisible, defineAdminRoute, listPage, nowIso, S, type AnyAdminRoute, type Principal, type Records, type Store } from '../../core/index.js';
 import { apiKeySchema, keyFields, view, type KeyFieldsBody } from './payloads.js';
 import { applyFields, checkFields, nextStamp } from './fields.js';
 import { assertMayManageKeys, grantableScopes, KEY_TYPES, keyScope, requireKeyScope, type KeyAction } from './permissions.js';
@@ -57,14 +57,11 @@ export const manageRoutes: AnyAdminRoute[] = [
       if (query.type !== undefined && !kinds.has(query.type)) {
         throw AdminErrors.insufficientScope(`This key lacks the scope "${keyScope(query.type, 'list')}".`);
       }
-      const page = store.c.apiKeys.list({
-        ...(workspace ? { index: 'workspace', value: workspace.id } : {}),
+      return listPage(store.c.apiKeys, query, {
+        workspace,
         filter: (k) => k.deleted_at === null && kinds.has(k.type) && (query.type === undefined || k.type === query.type),
-        offset: query.current_page * query.page_size,
-        limit: query.page_size,
-        newestFirst: true,
+        view,
       });
-      return { object: 'list', total: page.total, data: page.items.map(view) };
     },
   }),
   defineAdminRoute({

@@ -7,7 +7,7 @@
  * convention for every list wins. `start_time`/`end_time` are required there; here they default
  * to the last 30 days, so a bare GET shows recent activity.
  */
-import { AdminErrors, defineAdminRoute, findWorkspace, S, type AnyAdminRoute, type Records } from '../../core/index.js';
+import { AdminErrors, defineAdminRoute, listPage, findWorkspace, S, type AnyAdminRoute, type Records } from '../../core/index.js';
 
 type Audit = Records.AuditRecord;
 
@@ -99,17 +99,14 @@ export const auditLogRoutes: AnyAdminRoute[] = [
       const workspaceId = query.workspace_id === undefined ? undefined : (findWorkspace(store, query.workspace_id)?.id ?? query.workspace_id);
       const exact = EXACT.filter((k) => query[k] !== undefined);
       // A full scan, newest first (ids are UUIDv7): fine for an admin read of a bounded trail.
-      const page = store.c.audit.list({
-        newestFirst: true,
+      return listPage(store.c.audit, query, {
         filter: (r) =>
           r.timestamp >= from &&
           r.timestamp <= to &&
           (workspaceId === undefined || r.workspace_id === workspaceId) &&
           exact.every((k) => r[k] === query[k]),
-        offset: query.current_page * query.page_size,
-        limit: query.page_size,
+        view: (r) => r,
       });
-      return { object: 'list', total: page.total, data: page.items };
     },
   }),
 ];

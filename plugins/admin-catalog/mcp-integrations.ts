@@ -19,6 +19,7 @@ import {
   assertVisible,
   authorize,
   defineAdminRoute,
+  listPage,
   maskSecret,
   nowIso,
   slugify,
@@ -227,17 +228,15 @@ export const mcpIntegrationRoutes: AnyAdminRoute[] = [
       const allowed = kinds.filter((k) => principal.scopes.has(`${k}_mcp_integrations.list`));
       if (allowed.length === 0) authorizeKind(principal, kinds[0]!, 'list');
       const search = query.search?.toLowerCase();
-      const page = store.c.mcpIntegrations.list({
+      // Filtered, not indexed by workspace: organisation integrations (workspace_id null) show too.
+      return listPage(store.c.mcpIntegrations, query, {
         filter: (r) =>
           notArchived(r) &&
           allowed.includes(kindOf(r)) &&
           (r.workspace_id === null || workspace === null || r.workspace_id === workspace.id) &&
           (search === undefined || r.name.toLowerCase().includes(search) || r.slug.toLowerCase().includes(search)),
-        offset: query.current_page * query.page_size,
-        limit: query.page_size,
-        newestFirst: true,
+        view: (r) => view(store, r),
       });
-      return { object: 'list', total: page.total, data: page.items.map((r) => view(store, r)) };
     },
   }),
   defineAdminRoute({

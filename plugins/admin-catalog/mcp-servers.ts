@@ -10,6 +10,7 @@ import {
   AdminErrors,
   assertVisible,
   defineAdminRoute,
+  listPage,
   nowIso,
   slugify,
   uuidv7,
@@ -152,18 +153,15 @@ export function mcpServerRoutes(baseUrl: BaseUrl): AnyAdminRoute[] {
       handler({ ctx, query, workspace, store }) {
         const ids = query.id === undefined ? undefined : new Set(query.id.split(',').map((s) => s.trim()));
         const search = query.search?.toLowerCase();
-        const page = store.c.mcpServers.list({
-          ...(workspace ? { index: 'workspace', value: workspace.id } : {}),
+        const base = baseUrl(ctx);
+        return listPage(store.c.mcpServers, query, {
+          workspace,
           filter: (s) =>
             s.status === 'active' &&
             (ids === undefined || ids.has(s.id)) &&
             (search === undefined || s.name.toLowerCase().includes(search) || s.slug.toLowerCase().includes(search)),
-          offset: query.current_page * query.page_size,
-          limit: query.page_size,
-          newestFirst: true,
+          view: (s) => view(store, base, s),
         });
-        const base = baseUrl(ctx);
-        return { object: 'list', total: page.total, data: page.items.map((s) => view(store, base, s)) };
       },
     }),
     defineAdminRoute({

@@ -7,7 +7,7 @@
  *      │ └──DELETE───▶ cancelled
  *      └─(7 days)────▶ expired (computed on read) ──resend──▶ pending
  */
-import { AdminErrors, defineAdminRoute, nowIso, uuidv7, Scopes, S, type AnyAdminRoute, type Records } from '../../core/index.js';
+import { AdminErrors, defineAdminRoute, listPage, nowIso, uuidv7, Scopes, S, type AnyAdminRoute, type Records } from '../../core/index.js';
 import { inviteSchema, inviteStatus, inviteView } from './views.js';
 import { grantsSchema, resolveGrants } from './workspace-refs.js';
 import { emailSchema } from './users.js';
@@ -128,14 +128,11 @@ export function inviteRoutes(secure: boolean): AnyAdminRoute[] {
       response: S.listOf(inviteSchema),
       handler({ query, store }) {
         const now = Date.now();
-        const page = store.c.invites.list({
+        return listPage(store.c.invites, query, {
           ...(query.email === undefined ? {} : { index: 'email', value: query.email.toLowerCase() }),
           filter: (i) => (query.role === undefined || i.role === query.role) && (query.status === undefined || inviteStatus(i, now) === query.status),
-          offset: query.current_page * query.page_size,
-          limit: query.page_size,
-          newestFirst: true,
+          view: inviteView,
         });
-        return { object: 'list', total: page.total, data: page.items.map(inviteView) };
       },
     }),
     defineAdminRoute({

@@ -6,7 +6,7 @@
  * Organisation keys only. The owner's role is fixed, and the last owner cannot be deleted: an
  * organisation must always have someone who can do everything.
  */
-import { AdminErrors, defineAdminRoute, nowIso, uuidv7, S, type AnyAdminRoute, type Records } from '../../core/index.js';
+import { AdminErrors, defineAdminRoute, listPage, nowIso, uuidv7, S, type AnyAdminRoute, type Records } from '../../core/index.js';
 import { userSchema, userView } from './views.js';
 import { grantsSchema, resolveGrants } from './workspace-refs.js';
 import { putMember, removeAllMemberships } from './memberships.js';
@@ -104,14 +104,11 @@ export const userRoutes: AnyAdminRoute[] = [
     },
     response: S.listOf(userSchema),
     handler({ query, store }) {
-      const page = store.c.users.list({
+      return listPage(store.c.users, query, {
         ...(query.email === undefined ? {} : { index: 'email', value: query.email.toLowerCase() }),
         filter: (u) => query.role === undefined || u.role === query.role,
-        offset: query.current_page * query.page_size,
-        limit: query.page_size,
-        newestFirst: true,
+        view: (u) => userView(store, u),
       });
-      return { object: 'list', total: page.total, data: page.items.map((u) => userView(store, u)) };
     },
   }),
   defineAdminRoute({

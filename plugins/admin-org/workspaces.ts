@@ -7,7 +7,7 @@
  * they name none). A workspace still holding live API keys, configs, virtual keys or providers is
  * a 409 unless `force_delete: true`, which archives anyway and revokes its API keys.
  */
-import { AdminErrors, defineAdminRoute, isUuid, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Principal, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, defineAdminRoute, listPage, isUuid, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Principal, type Records, type Store } from '../../core/index.js';
 import { memberView, workspaceDetailSchema, workspaceSchema, workspaceView } from './views.js';
 import { pathWorkspace } from './workspace-refs.js';
 import { assertMayManage } from './permissions.js';
@@ -160,14 +160,12 @@ export const workspaceRoutes: AnyAdminRoute[] = [
         statuses.has(ws.status) &&
         (query.name === undefined || ws.name.includes(query.name)) &&
         (query.exact_name === undefined || ws.name === query.exact_name);
-      const page = store.c.workspaces.list({
+      return listPage(store.c.workspaces, query, {
         // A workspace key lists only its own workspace (the framework resolved it from the key).
+        // Filtered, not indexed: workspaces have no `workspace` index.
         filter: (ws) => (workspace === null || ws.id === workspace.id) && keep(ws),
-        offset: query.current_page * query.page_size,
-        limit: query.page_size,
-        newestFirst: true,
+        view: workspaceView,
       });
-      return { object: 'list', total: page.total, data: page.items.map(workspaceView) };
     },
   }),
   defineAdminRoute({

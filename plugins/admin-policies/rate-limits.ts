@@ -3,7 +3,7 @@
  * `status` — active when omitted — `type`, `unit`; paginated), get, update (PUT answers 200 `{}`),
  * delete (archives). Enforcement is the `rate-limit` plugin's.
  */
-import { AdminErrors, assertVisible, defineAdminRoute, nowIso, uuidv7, S, type AnyAdminRoute, type Records } from '../../core/index.js';
+import { AdminErrors, assertVisible, defineAdminRoute, listPage, nowIso, uuidv7, S, type AnyAdminRoute, type Records } from '../../core/index.js';
 
 type Policy = Records.RateLimitPolicy;
 
@@ -109,14 +109,11 @@ export const rateLimitPolicyRoutes: AnyAdminRoute[] = [
     },
     response: S.listOf(policySchema),
     handler({ query, workspace, store }) {
-      const page = store.c.rateLimitPolicies.list({
-        ...(workspace ? { index: 'workspace', value: workspace.id } : {}),
+      return listPage(store.c.rateLimitPolicies, query, {
+        workspace,
         filter: (p) => p.status === query.status && (query.type === undefined || p.type === query.type) && (query.unit === undefined || p.unit === query.unit),
-        offset: query.current_page * query.page_size,
-        limit: query.page_size,
-        newestFirst: true,
+        view,
       });
-      return { object: 'list', total: page.total, data: page.items.map(view) };
     },
   }),
   defineAdminRoute<never, { status?: string }>({

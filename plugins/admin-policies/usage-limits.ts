@@ -8,7 +8,7 @@
  * The entities (`store.c.policyUsage`, id `${policy_id}:${value_key}`) are written by the
  * `usage-limits` enforcement plugin; this file only reads them and zeroes them on request.
  */
-import { AdminErrors, assertVisible, defineAdminRoute, nowIso, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, assertVisible, defineAdminRoute, listPage, nowIso, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
 
 type Policy = Records.UsageLimitPolicy;
 type Entity = Records.PolicyUsageEntity;
@@ -201,14 +201,11 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
     },
     response: S.listOf(policySchema),
     handler({ query, workspace, store }) {
-      const page = store.c.usageLimitPolicies.list({
-        ...(workspace ? { index: 'workspace', value: workspace.id } : {}),
+      return listPage(store.c.usageLimitPolicies, query, {
+        workspace,
         filter: (p) => p.status === query.status && (query.type === undefined || p.type === query.type),
-        offset: query.current_page * query.page_size,
-        limit: query.page_size,
-        newestFirst: true,
+        view,
       });
-      return { object: 'list', total: page.total, data: page.items.map(view) };
     },
   }),
   defineAdminRoute<never, { status?: Policy['status']; include_usage: boolean }>({
@@ -318,15 +315,14 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
     handler({ params, query, principal, store }) {
       const policy = assertVisible(principal, store.c.usageLimitPolicies.get(params.id!), notFound);
       const search = query.search?.toLowerCase();
-      const page = store.c.policyUsage.list({
+      // Index order (oldest first), unlike the other lists.
+      return listPage(store.c.policyUsage, query, {
         index: 'policy',
         value: policy.id,
         filter: (e) => (query.status === undefined || e.status === query.status) && (search === undefined || e.value_key.toLowerCase().includes(search)),
-        offset: query.current_page * query.page_size,
-        limit: query.page_size,
+        view: (e) => ({ id: e.id, value_key: e.value_key, current_usage: e.current_usage, status: e.status, object: 'policy_usage_entity' }),
+        newestFirst: false,
       });
-      const data = page.items.map((e) => ({ id: e.id, value_key: e.value_key, current_usage: e.current_usage, status: e.status, object: 'policy_usage_entity' }));
-      return { object: 'list', total: page.total, data };
     },
   }),
   defineAdminRoute({

@@ -11,7 +11,7 @@
  * written; provider secrets inside them (`api_key` at any depth, AWS and Vertex credentials) are
  * stored sealed as `{"sealed": "v1:…"}` and shown masked in every read.
  */
-import { assertVisible, defineAdminRoute, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+import { assertVisible, defineAdminRoute, listPage, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
 import { validateRoutingConfig } from '../../core/index.js';
 import { maskConfig, sealConfig, unsealConfig } from './config-secrets.js';
 import { deepFreeze } from './provider-fields.js';
@@ -192,14 +192,7 @@ export const configRoutes: AnyAdminRoute[] = [
     },
     response: S.listOf(configItem),
     handler({ query, workspace, store }) {
-      const page = store.c.configs.list({
-        ...(workspace ? { index: 'workspace', value: workspace.id } : {}),
-        filter: (c) => c.status === query.status,
-        offset: query.current_page * query.page_size,
-        limit: query.page_size,
-        newestFirst: true,
-      });
-      return { object: 'list', total: page.total, data: page.items.map(item) };
+      return listPage(store.c.configs, query, { workspace, filter: (c) => c.status === query.status, view: item });
     },
   }),
   defineAdminRoute({
@@ -284,14 +277,7 @@ export const configRoutes: AnyAdminRoute[] = [
     response: S.listOf(versionItem),
     handler({ params, query, principal, store }) {
       const config = assertVisible(principal, findConfig(store, params.slug!), 'Config');
-      const page = store.c.configVersions.list({
-        index: 'config',
-        value: config.id,
-        offset: query.current_page * query.page_size,
-        limit: query.page_size,
-        newestFirst: true,
-      });
-      return { object: 'list', total: page.total, data: page.items.map((v) => versionView(store, v)) };
+      return listPage(store.c.configVersions, query, { index: 'config', value: config.id, view: (v) => versionView(store, v) });
     },
   }),
 ];

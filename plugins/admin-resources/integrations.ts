@@ -15,7 +15,7 @@
  * Secrets (`key`, secret configuration fields, custom headers) are sealed; reads show
  * `masked_key` and `masked_<field>`.
  */
-import { assertVisible, authorize, defineAdminRoute, maskSecret, nowIso, slugify, uuidv7, AdminErrors, S, type AnyAdminRoute, type Principal, type Records, type Store } from '../../core/index.js';
+import { assertVisible, authorize, defineAdminRoute, listPage, maskSecret, nowIso, slugify, uuidv7, AdminErrors, S, type AnyAdminRoute, type Principal, type Records, type Store } from '../../core/index.js';
 import type { CustomHostPolicy } from '../../core/index.js';
 import {
   assertCustomHost,
@@ -230,15 +230,12 @@ export function integrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
           throw AdminErrors.insufficientScope('This key lacks the scope "organisation_integrations.list" or "workspace_integrations.list".');
         }
         // With a workspace (a workspace key's own, or `workspace_id`): what that workspace can use.
-        const page = store.c.integrations.list({
+        return listPage(store.c.integrations, query, {
           filter: (i) =>
             i.status === query.status &&
             (i.workspace_id === null ? orgWide : workspaceLevel && (workspace === null || i.workspace_id === workspace.id)),
-          offset: query.current_page * query.page_size,
-          limit: query.page_size,
-          newestFirst: true,
+          view: item,
         });
-        return { object: 'list', total: page.total, data: page.items.map(item) };
       },
     }),
     defineAdminRoute({

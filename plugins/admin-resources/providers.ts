@@ -6,7 +6,7 @@
  * For the routing plugin: {@link resolveProvider}`(store, slug, workspaceId)` gives the
  * integration's credentials, unsealed, in the same shape as `resolveVirtualKey`.
  */
-import { AdminErrors, assertVisible, defineAdminRoute, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, assertVisible, defineAdminRoute, listPage, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
 import { deepFreeze, effectiveStatus, unsealJson, type ResolvedCredentials } from './provider-fields.js';
 import { findIntegration } from './integrations.js';
 import { assertFuture, normaliseRateLimits, rateLimitsInput } from './limits.js';
@@ -150,13 +150,7 @@ export const providerRoutes: AnyAdminRoute[] = [
     query: { properties: { workspace_id: S.workspaceRef, ...S.pagination } },
     response: S.listOf(providerSchema),
     handler({ query, workspace, store }) {
-      const page = store.c.providers.list({
-        ...(workspace ? { index: 'workspace', value: workspace.id } : {}),
-        offset: query.current_page * query.page_size,
-        limit: query.page_size,
-        newestFirst: true,
-      });
-      return { object: 'list', total: page.total, data: page.items.map((p) => view(store, p)) };
+      return listPage(store.c.providers, query, { workspace, view: (p) => view(store, p) });
     },
   }),
   defineAdminRoute({

@@ -13,7 +13,7 @@
  * For the routing plugin: {@link resolveVirtualKey}`(store, slug, workspaceId)` gives the
  * credential with its secrets unsealed.
  */
-import { AdminErrors, assertVisible, defineAdminRoute, maskSecret, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, assertVisible, defineAdminRoute, listPage, maskSecret, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
 import type { CustomHostPolicy } from '../../core/index.js';
 import {
   assertCustomHost,
@@ -194,13 +194,7 @@ export function virtualKeyRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
       query: { properties: { workspace_id: S.workspaceRef, ...S.pagination } },
       response: S.listOf(virtualKeySchema),
       handler({ query, workspace, store }) {
-        const page = store.c.virtualKeys.list({
-          ...(workspace ? { index: 'workspace', value: workspace.id } : {}),
-          offset: query.current_page * query.page_size,
-          limit: query.page_size,
-          newestFirst: true,
-        });
-        return { object: 'list', total: page.total, data: page.items.map((vk) => view(store, vk)) };
+        return listPage(store.c.virtualKeys, query, { workspace, view: (vk) => view(store, vk) });
       },
     }),
     defineAdminRoute({
