@@ -10,10 +10,10 @@
  * `resolveProvider` (secrets unsealed there and nowhere else).
  */
 import { adminRoutes, definePlugin } from '../../core/index.js';
-import { configRoutes } from './configs.js';
-import { virtualKeyRoutes } from './virtual-keys.js';
+import { configRoutes, resolveConfig } from './configs.js';
+import { virtualKeyRoutes, resolveVirtualKey } from './virtual-keys.js';
 import { integrationRoutes } from './integrations.js';
-import { providerRoutes } from './providers.js';
+import { providerRoutes, resolveProvider } from './providers.js';
 
 export { resolveConfig } from './configs.js';
 export { resolveVirtualKey } from './virtual-keys.js';
@@ -26,6 +26,13 @@ export default definePlugin({
   setup(app) {
     // Custom hosts are checked when saved, against the same policy the router applies.
     const policy = app.config.security.custom_hosts;
+    // The routing plugins find stored credentials through this service, never through our files.
+    const store = app.store;
+    app.provide('credentials', {
+      virtualKey: (slug, workspaceId) => resolveVirtualKey(store, slug, workspaceId),
+      provider: (slug, workspaceId) => resolveProvider(store, slug, workspaceId),
+      config: (slugOrId, workspaceId) => resolveConfig(store, slugOrId, workspaceId),
+    });
     return {
       routes: adminRoutes(app, [...configRoutes, ...virtualKeyRoutes(policy), ...integrationRoutes(policy), ...providerRoutes]),
     };

@@ -1,0 +1,71 @@
+/**
+ * A routing config (JSON, validated) → the router's node tree. Virtual keys and `@slug` providers
+ * are resolved here, custom hosts pass the SSRF guard here, and a leaf without its own key uses
+ * the caller's `Authorization` bearer (as direct mode does).
+ */
+import { checkCustomHost, headerString, slugTarget, virtualKeyTarget, type CredentialResolver, type CustomHostPolicy, type GatewayContext, type RouteNode, type Target } from '../../core/index.js';
+import { ConfigErrors } from './errors.js';
+
+type Json = Record<string, unknown>;
+
+/** Leaf fields that are routing, not provider options. */
+const ROUTING_FIELDS = new Set([
+  'provider', 'api_key', 'virtual_key', 'custom_host', 'forward_headers', 'override_params', 'weight', 'name', 'index',
+  'retry', 'request_timeout', 'strategy', 'targets', 'cache',
+]);
+
+export interface BuildContext {
+  ctx: GatewayContext;
+  credentials: () => CredentialResolver;
+  workspaceId: string;
+  hosts: CustomHostPolicy;
+}
+
+function bearer(ctx: GatewayContext): string | undefined {
+  const auth = headerString(ctx.headers, 'authorization');
+  const m = auth === undefined ? null : /^bearer\s+(.+)$/i.exec(auth);
+  return m ? m[1]!.trim() : undefined;
+}
+
+export function buildNode(raw: Json, b: BuildContext, path: string): RouteNode {
+  const node: RouteNode = {};
+  if (raw.strategy !== undefined) node.strategy = raw.strategy as RouteNode['strategy'];
+  if (raw.retry !== undefined) node.retry = raw.retry as RouteNode['retry'];
+  if (typeof raw.request_timeout === 'number') node.request_timeout = raw.request_timeout;
+  if (raw.override_params !== undefined) node.override_params = raw.override_params as Json;
+  if (Array.isArray(raw.forward_headers)) node.forward_headers = (raw.forward_headers as string[]).map((h) => h.toLowerCase());
+  if (typeof raw.weight === 'number') node.weight = raw.weight;
+  if (typeof raw.name === 'string') node.name = raw.name;
+  if (typeof raw.custom_host === 'string') {
+    const refused = checkCustomHost(raw.custom_host, b.hosts, `${path}.custom_host`);
+    if (refused) throw refused;
+    node.custom_host = raw.custom_host;
+  }
+  if (Array.isArray(raw.targets)) {
+    node.targets = (raw.targets as Json[]).map((t, i) => buildNode(t, b, `${path}.targets[${i}]`));
+    return node;
+  }
+  node.target = leafTarget(raw, b, path);
+  return node;
+}
+
+function leafTarget(raw: Json, b: BuildContext, path: string): Target {
+  if (typeof raw.virtual_key === 'string') {
+    const target = virtualKeyTarget(b.credentials(), raw.virtual_key, b.workspaceId, `${path}.virtual_key`);
+    if (typeof raw.name === 'string') target.label = raw.name;
+    return target;
+  }
+  const provider = String(raw.provider);
+  if (provider.startsWith('@')) {
+    const target = slugTarget(b.credentials(), provider.slice(1), b.workspaceId);
+    if (target === undefined) throw ConfigErrors.unknownSlug(undefined, { param: `${path}.provider` });
+    return target;
+  }
+  const target: Target = { provider, label: typeof raw.name === 'string' ? raw.name : provider };
+  const key = typeof raw.api_key === 'string' ? raw.api_key : bearer(b.ctx);
+  if (key !== undefined) target.apiKey = key;
+  const options: Json = {};
+  for (const [k, v] of Object.entries(raw)) if (!ROUTING_FIELDS.has(k)) options[k] = v;
+  if (Object.keys(options).length > 0) target.providerOptions = options;
+  return target;
+}
