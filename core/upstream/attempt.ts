@@ -46,6 +46,11 @@ const MAX_BUFFERED_ERROR = 1 << 20;
 /** A non-SSE body captured for `onResponseBody` observers is bounded; past it the capture stops. */
 const MAX_CAPTURE = 16 << 20;
 
+/** The attempt's own head deadline passed; `ETIMEDOUT` maps to 504 `upstream_timeout`. */
+function deadlineError(ms: number): Error {
+  return Object.assign(new Error(`no response head within ${ms} ms`), { code: 'ETIMEDOUT' });
+}
+
 function joinUrl(base: string, path: string, search: string): string {
   return (base.endsWith('/') ? base.slice(0, -1) : base) + path + search;
 }
@@ -110,6 +115,7 @@ export async function runAttempt(
   return new Promise<AttemptResult>((resolve) => {
     const call = new UpstreamCall(rt, ctx, out, attempt, options.final, resolve);
     ctx.timings.upstreamStart = performance.now();
+    call.armTimeout(timeout);
     rt.agent.dispatch(
       {
         origin: url.origin,
@@ -117,7 +123,9 @@ export async function runAttempt(
         method: ctx.method as Dispatcher.HttpMethod,
         headers: attempt.headers,
         body: attempt.body,
-        headersTimeout: timeout,
+        // undici's own timers are coarse (about 0.5 s ticks); the head deadline is ours (armTimeout),
+        // these only backstop it and bound the gap between body chunks.
+        headersTimeout: timeout + 1000,
         bodyTimeout: timeout,
       },
       call,
@@ -161,6 +169,9 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   #offAbort: (() => void) | undefined;
   /** The upstream finished while an async response hook held the answer. */
   #endedWhileHolding = false;
+  #controller: Dispatcher.DispatchController | undefined;
+  #deadline: NodeJS.Timeout | undefined;
+  #timedOut = false;
 
   constructor(
     private readonly rt: Runtime,
@@ -171,13 +182,27 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     private readonly resolve: (result: AttemptResult) => void,
   ) {}
 
+  /**
+   * The per-attempt deadline for the response head, counted from dispatch (queueing for a pooled
+   * connection included), precise to the millisecond.
+   */
+  armTimeout(ms: number): void {
+    this.#deadline = setTimeout(() => {
+      this.#timedOut = true;
+      this.#controller?.abort(deadlineError(ms));
+    }, ms);
+  }
+
   onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#timedOut) return controller.abort(deadlineError(0));
     this.#offAbort = this.ctx.onAbort(() => controller.abort(this.ctx.abortReason!));
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
     if (this.#mode !== 'waiting') return;
     if (status < 200) return; // 1xx informational: the real head follows
+    clearTimeout(this.#deadline);
     const t = this.ctx.timings;
     t.upstreamHeaders = performance.now();
     t.upstreamMs += t.upstreamHeaders - t.upstreamStart;
@@ -386,6 +411,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   #finish(result: AttemptResult, complete: boolean): void {
     if (this.#mode === 'done') return;
     this.#mode = 'done';
+    clearTimeout(this.#deadline);
     this.#offAbort?.();
     if (complete) {
       const capture = this.#capture;
