@@ -12,7 +12,8 @@ const chat = (content = 'route me', extra: Json = {}): string => JSON.stringify(
 
 t.test('routing configs', async (t) => {
   const mock = await startMock(t);
-  const gw = await startGateway(t, { yaml: 'pipeline: [config-strategy]\n' });
+  // Breakers off: these tests reuse failing targets on purpose; breakers have their own tests.
+  const gw = await startGateway(t, { yaml: 'pipeline:\n  - config-strategy: {circuit_breaker: false}\n' });
   const host = (directives = ''): string => `${mock.url}${directives ? `/mock/${directives}` : ''}/v1`;
   const leaf = (key: string, directives = '', extra: Json = {}): Json => ({ provider: 'openai', api_key: key, custom_host: host(directives), ...extra });
   const used = (m: MockUpstream): string[] => m.requests.map((r) => String(r.headers['authorization']).replace('Bearer ', ''));

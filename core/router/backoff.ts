@@ -26,6 +26,8 @@ export function retryAfterMs(headers: IncomingHttpHeaders, now = Date.now()): nu
   if (typeof after !== 'string') return undefined;
   const value = after.trim();
   if (/^\d+$/.test(value)) return Number(value) * 1000;
+  // Only an HTTP date (RFC 9110 IMF-fixdate); V8's Date.parse alone reads "1.5" or "-1" as dates.
+  if (!/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

@@ -113,6 +113,12 @@ export function record(key: string, label: string, failed: boolean, settings: Br
   return undefined;
 }
 
+/** An attempt that taught nothing (the client left): a probe slot it held is freed, nothing recorded. */
+export function release(key: string): void {
+  const b = breakers.get(key);
+  if (b !== undefined && b.state === 'half_open') b.probing = false;
+}
+
 /** Every breaker's state, for operators. */
 export function snapshot(): BreakerSnapshot[] {
   return [...breakers.entries()].map(([key, b]) => ({

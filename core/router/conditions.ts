@@ -41,13 +41,20 @@ function lookup(input: ConditionInput, path: string): unknown {
   return node;
 }
 
+const NUMERIC = /^\s*-?\d+(\.\d+)?([eE][+-]?\d+)?\s*$/;
+
+/** A number, or a string that is exactly a number (metadata values arrive as strings). */
+function asNumber(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  return typeof v === 'string' && NUMERIC.test(v) ? Number(v) : undefined;
+}
+
 function compare(a: unknown, b: unknown): number | undefined {
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const x = asNumber(a);
+  const y = asNumber(b);
+  if (x !== undefined && y !== undefined) return x - y;
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
-  // Metadata values are strings; let "5" compare with 5.
-  const x = Number(a);
-  const y = Number(b);
-  return Number.isFinite(x) && Number.isFinite(y) && a !== '' && b !== '' ? x - y : undefined;
+  return undefined; // booleans, arrays, objects: no ordering
 }
 
 function equals(a: unknown, b: unknown): boolean {

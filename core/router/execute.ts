@@ -25,7 +25,7 @@ import { runAttempt, type AttemptResult } from '../upstream/attempt.js';
 import { Errors, defineError } from '../errors.js';
 import { matches } from './conditions.js';
 import { MAX_RETRY_AFTER_MS, MAX_TOTAL_RETRY_WAIT_MS, backoffDelay, retryAfterMs } from './backoff.js';
-import { available, begin, breakerKey, record, type BreakerSettings } from './breaker.js';
+import { available, begin, breakerKey, record, release, type BreakerSettings } from './breaker.js';
 
 const noRoute = defineError(400, 'invalid_request_error', 'no_matching_route', 'No conditional route matches this request and the config has no default.');
 
@@ -82,7 +82,7 @@ function runNode(walk: Walk, node: RouteNode, parent: Inherited, path: string, i
     case 'fallback':
       return runFallback(walk, node, settings, path, isLast);
     case 'loadbalance': {
-      const i = pickWeighted(walk, children);
+      const i = pickWeighted(walk, children, settings);
       return runNode(walk, children[i]!, settings, `${path}.targets[${i}]`, isLast);
     }
     case 'conditional': {
@@ -94,14 +94,20 @@ function runNode(walk: Walk, node: RouteNode, parent: Inherited, path: string, i
   }
 }
 
+/** The target a leaf will call, with what its node and ancestors contribute (the breaker key needs the host). */
+function effectiveTarget(leaf: Target, settings: Inherited): Target {
+  return { ...leaf, customHost: leaf.customHost ?? settings.custom_host };
+}
+
 /** A child is "open" when it is a leaf whose circuit is open (an inner node is judged inside). */
-function isOpen(walk: Walk, child: RouteNode): boolean {
-  return walk.breaker !== undefined && child.target !== undefined && !available(breakerKey(child.target), walk.breaker);
+function isOpen(walk: Walk, child: RouteNode, parent: Inherited): boolean {
+  if (walk.breaker === undefined || child.target === undefined) return false;
+  return !available(breakerKey(effectiveTarget(child.target, inherit(child, parent))), walk.breaker);
 }
 
 async function runFallback(walk: Walk, node: RouteNode, settings: Inherited, path: string, isLast: boolean): Promise<Outcome> {
   const children = node.targets!;
-  let order = children.map((_, i) => i).filter((i) => !isOpen(walk, children[i]!));
+  let order = children.map((_, i) => i).filter((i) => !isOpen(walk, children[i]!, settings));
   if (order.length === 0) order = children.map((_, i) => i); // all open: try anyway rather than fail blind
   const only = node.strategy?.on_status_codes;
   for (let k = 0; k < order.length; k++) {
@@ -115,9 +121,9 @@ async function runFallback(walk: Walk, node: RouteNode, settings: Inherited, pat
   return 'failed';
 }
 
-function pickWeighted(walk: Walk, children: RouteNode[]): number {
+function pickWeighted(walk: Walk, children: RouteNode[], settings: Inherited): number {
   const weightOf = (c: RouteNode): number => (c.weight === undefined ? 1 : Math.max(0, c.weight));
-  let pool = children.map((c, i) => ({ i, w: weightOf(c) })).filter((e) => e.w > 0 && !isOpen(walk, children[e.i]!));
+  let pool = children.map((c, i) => ({ i, w: weightOf(c) })).filter((e) => e.w > 0 && !isOpen(walk, children[e.i]!, settings));
   if (pool.length === 0) pool = children.map((c, i) => ({ i, w: weightOf(c) })).filter((e) => e.w > 0);
   if (pool.length === 0) return 0;
   const total = pool.reduce((s, e) => s + e.w, 0);
@@ -152,15 +158,21 @@ function isRetryable(failure: Failure, retry: RetrySettings): boolean {
 /** A gateway-made 4xx: the request is wrong, so no other target or retry can help. */
 const isGatewayRefusal = (r: AttemptResult): boolean => r.kind === 'failed' && r.error.status < 500;
 
-const isUnhealthy = (r: AttemptResult): boolean =>
-  (r.kind === 'failed' && r.error.status >= 500) || (r.kind === 'upstream_error' && (r.status >= 500 || r.status === 429));
+/**
+ * Did this attempt find the upstream unwell? A committed answer counts by the status it sent
+ * (the final option streams its 5xx to the client) or a failure mid-stream.
+ */
+function isUnhealthy(r: AttemptResult, ctx: GatewayContext): boolean {
+  if (r.kind === 'sent') return ctx.status >= 500 || ctx.status === 429 || ctx.streamError !== undefined;
+  if (r.kind === 'failed') return r.error.status >= 500;
+  return r.status >= 500 || r.status === 429;
+}
 
 async function runLeaf(walk: Walk, leaf: Target, settings: Inherited, path: string, isLast: boolean): Promise<Outcome> {
   const target: Target = {
-    ...leaf,
+    ...effectiveTarget(leaf, settings),
     overrideParams: leaf.overrideParams || settings.override_params ? { ...settings.override_params, ...leaf.overrideParams } : undefined,
     requestTimeout: walk.headerTimeout ?? leaf.requestTimeout ?? settings.request_timeout,
-    customHost: leaf.customHost ?? settings.custom_host,
     forwardHeaders: leaf.forwardHeaders ?? settings.forward_headers,
     path,
   };
@@ -173,9 +185,14 @@ async function runLeaf(walk: Walk, leaf: Target, settings: Inherited, path: stri
     walk.ctx.retryCount = n;
     if (walk.breaker) begin(key, label, walk.breaker);
     const result = await runAttempt(walk.rt, walk.ctx, walk.out, target, { number: walk.attempts++, final: isLast && lastTry });
-    if (walk.breaker && !isGatewayRefusal(result)) {
-      const changed = record(key, label, isUnhealthy(result), walk.breaker);
-      if (changed !== undefined) walk.ctx.log.warn(`circuit ${changed}`, { target: label, path });
+    if (walk.breaker) {
+      if (walk.ctx.aborted || isGatewayRefusal(result)) {
+        // Nothing was learned about the upstream: the client left, or the gateway refused the call.
+        release(key);
+      } else {
+        const changed = record(key, label, isUnhealthy(result, walk.ctx), walk.breaker);
+        if (changed !== undefined) walk.ctx.log.warn(`circuit ${changed}`, { target: label, path });
+      }
     }
     if (result.kind === 'sent') return 'sent';
     walk.last = result;
