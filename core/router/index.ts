@@ -16,6 +16,7 @@ import { downstreamHeaders } from '../upstream/headers.js';
 import { ALL_PLUGINS, sendError, sendReply } from '../respond.js';
 import { reply } from '../reply.js';
 import { executePlan, type Failure, type Walk } from './execute.js';
+import { runAttempt } from '../upstream/attempt.js';
 
 const BEARER = /^bearer\s+(.+)$/i;
 
@@ -93,14 +94,20 @@ export function directTarget(rt: Runtime, ctx: GatewayContext): Target {
 
 /** Runs the plan (or the direct-mode target) and answers the client. */
 export async function routeRequest(rt: Runtime, ctx: GatewayContext, out: ResponseWriter): Promise<void> {
-  const plan: RoutePlan = ctx.plan ?? { root: { target: directTarget(rt, ctx) }, source: 'headers' };
   if (ctx.wantsStream) out.startPings(rt.config.server.stream_ping_interval);
+  if (ctx.plan === undefined) {
+    // Direct mode: one target, one attempt, nothing to walk (the hot path of plain proxying).
+    const result = await runAttempt(rt, ctx, out, directTarget(rt, ctx), { number: 0, final: true });
+    if (result.kind === 'failed') await sendError(rt, ctx, out, result.error, ALL_PLUGINS);
+    return;
+  }
+  const plan: RoutePlan = ctx.plan;
   const walk: Walk = {
     rt,
     ctx,
     out,
-    breaker: ctx.plan?.breaker,
-    headerTimeout: ctx.plan ? requestTimeoutHeader(ctx) : undefined,
+    breaker: plan.breaker,
+    headerTimeout: requestTimeoutHeader(ctx),
     attempts: 0,
     waited: 0,
     last: undefined,

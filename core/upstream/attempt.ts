@@ -46,6 +46,9 @@ const MAX_BUFFERED_ERROR = 1 << 20;
 /** A non-SSE body captured for `onResponseBody` observers is bounded; past it the capture stops. */
 const MAX_CAPTURE = 16 << 20;
 
+/** Deadlines up to this long are timed precisely by the attempt; longer ones by undici. */
+const PRECISE_TIMEOUT_LIMIT_MS = 30_000;
+
 /** The attempt's own head deadline passed; `ETIMEDOUT` maps to 504 `upstream_timeout`. */
 function deadlineError(ms: number): Error {
   return Object.assign(new Error(`no response head within ${ms} ms`), { code: 'ETIMEDOUT' });
@@ -115,7 +118,9 @@ export async function runAttempt(
   return new Promise<AttemptResult>((resolve) => {
     const call = new UpstreamCall(rt, ctx, out, attempt, options.final, resolve);
     ctx.timings.upstreamStart = performance.now();
-    call.armTimeout(timeout);
+    // undici's timers tick about every half second: fine for the default 10 minutes, too coarse for
+    // a config's 200 ms. Short deadlines get a precise timer of their own.
+    if (timeout <= PRECISE_TIMEOUT_LIMIT_MS) call.armTimeout(timeout);
     rt.agent.dispatch(
       {
         origin: url.origin,
@@ -123,9 +128,7 @@ export async function runAttempt(
         method: ctx.method as Dispatcher.HttpMethod,
         headers: attempt.headers,
         body: attempt.body,
-        // undici's own timers are coarse (about 0.5 s ticks); the head deadline is ours (armTimeout),
-        // these only backstop it and bound the gap between body chunks.
-        headersTimeout: timeout + 1000,
+        headersTimeout: timeout <= PRECISE_TIMEOUT_LIMIT_MS ? timeout + 1000 : timeout,
         bodyTimeout: timeout,
       },
       call,
