@@ -29,12 +29,12 @@ import { GatewayError } from '../errors.js';
 import { fromAjvErrors, ValidationErrors } from '../validation/index.js';
 
 /**
- * Deepest nesting of `targets` (the root is depth 0, so a leaf may sit at depth 3: e.g. fallback
- * over a conditional over load-balanced pools). Real configs use one or two levels. The bound keeps
- * ajv's recursion and the router's per-request walks small, and is checked before ajv runs. It
- * also keeps every node within the depth the admin audit masks secrets to (core/admin/audit.ts).
+ * Deepest nesting of `targets` (the root is depth 0, so a leaf may sit at depth 4: e.g. fallback
+ * over a conditional over load-balanced pools of fallback pairs). Real configs use one or two
+ * levels. The bound keeps ajv's recursion and the router's per-request walks small, and is
+ * checked before ajv runs. (The admin audit masks whatever lies deeper than it inspects.)
  */
-export const MAX_CONFIG_DEPTH = 3;
+export const MAX_CONFIG_DEPTH = 4;
 /** Children of one group: far more than any sensible fallback chain or pool. */
 export const MAX_TARGETS = 100;
 
