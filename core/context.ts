@@ -13,6 +13,7 @@ import type { GatewayError } from './errors.js';
 import type { RouteMatch } from './routes.js';
 import type { Target, RoutePlan } from './router/types.js';
 import type { Logger } from './logger.js';
+import type { Usage } from './usage/types.js';
 
 /** Per-request state declared by plugins through declaration merging. */
 // eslint-disable-next-line @typescript-eslint/no-empty-interface
@@ -92,6 +93,8 @@ export class GatewayContext {
   error: GatewayError | undefined = undefined;
   /** A failure after the response head was sent (the stream was ended with an error). */
   streamError: GatewayError | undefined = undefined;
+  /** Token usage of the answer, once known (set before onResponseEnd when usage metering is on). */
+  usage: Usage | undefined = undefined;
 
   readonly #vars: Partial<ContextVars> = {};
   // Abort plumbing without an AbortController per request (they cost ~6 % of CPU under load on

@@ -73,4 +73,6 @@ export interface RoutePlan {
   breaker?: BreakerSettings;
   /** Where the plan came from, for logs (`x-gateway-config`, a saved config's slug, a virtual key, …). */
   source?: string;
+  /** The config's `cache` block (`mode` simple|semantic, `max_age` seconds), for the cache plugin. */
+  cache?: { mode: 'simple' | 'semantic'; max_age?: number };
 }

@@ -91,7 +91,8 @@ export default definePlugin<ConfigStrategyOptions>({
           return;
         }
         const build: BuildContext = { ctx, credentials, workspaceId, hosts: app.config.security.custom_hosts };
-        ctx.plan = { root: buildNode(chosen.config, build, 'config'), source: chosen.source, ...(breaker ? { breaker } : {}) };
+        const cache = chosen.config.cache as RoutePlan['cache'] | undefined;
+        ctx.plan = { root: buildNode(chosen.config, build, 'config'), source: chosen.source, ...(breaker ? { breaker } : {}), ...(cache ? { cache } : {}) };
       },
       routes: adminRoutes(app, [
         defineAdminRoute({
