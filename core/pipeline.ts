@@ -24,7 +24,7 @@ interface Entry<F> {
   fn: F;
 }
 
-type HookName = Exclude<keyof PluginHooks, 'routes' | 'close'>;
+type HookName = Exclude<keyof PluginHooks, 'routes' | 'close' | 'meterUsage'>;
 type HookFn<K extends HookName> = NonNullable<PluginHooks[K]>;
 type Entries<K extends HookName> = ReadonlyArray<Entry<HookFn<K>>> | null;
 
@@ -41,6 +41,8 @@ export interface Pipeline {
   readonly onResponseEnd: Entries<'onResponseEnd'>;
   readonly onDone: Entries<'onDone'>;
   readonly routes: ReadonlyArray<{ plugin: string; route: RouteDefinition }>;
+  /** Some plugin reads `ctx.usage`: answers are metered. */
+  readonly metering: boolean;
 }
 
 function collect<K extends HookName>(plugins: ReadonlyArray<LoadedPlugin>, key: K, reverse: boolean): Entries<K> {
@@ -69,6 +71,7 @@ export function buildPipeline(plugins: ReadonlyArray<LoadedPlugin>): Pipeline {
     onResponseEnd: collect(plugins, 'onResponseEnd', true),
     onDone: collect(plugins, 'onDone', false),
     routes,
+    metering: plugins.some((p) => p.hooks.meterUsage === true),
   });
 }
 

@@ -79,6 +79,11 @@ export interface PluginHooks {
   /** Always, once, after the response finished or the client went away. Errors are logged only. */
   onDone?(ctx: GatewayContext, outcome: Outcome): MaybePromise<void>;
   routes?: RouteDefinition[];
+  /**
+   * This plugin reads `ctx.usage` (budgets, token limits, logs): the core then meters every answer
+   * (and asks streams for their usage chunk). Pipelines without such a plugin pay nothing for it.
+   */
+  meterUsage?: boolean;
   /** On shutdown or when a reload retires this pipeline; reverse load order. */
   close?(): MaybePromise<void>;
 }

@@ -11,6 +11,7 @@ import type { ProviderRegistry } from './providers/registry.js';
 import type { RequestValidator } from './validation/index.js';
 import type { Logger } from './logger.js';
 import type { Store } from './store/store.js';
+import type { TokenCounter } from './workers/types.js';
 
 export interface Runtime {
   readonly config: GatewayConfig;
@@ -19,6 +20,8 @@ export interface Runtime {
   readonly providers: ProviderRegistry;
   readonly validate: RequestValidator;
   readonly store: Store;
+  /** Token counting (the worker pool), when the gateway has one. */
+  readonly tokens?: TokenCounter;
   /** The undici dispatcher holding keep-alive pools per upstream origin (shared across reloads). */
   readonly agent: Dispatcher;
   readonly log: Logger;

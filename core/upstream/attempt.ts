@@ -24,6 +24,8 @@ import { runHooks, runObservers } from '../pipeline.js';
 import { ALL_PLUGINS, sendReply } from '../respond.js';
 import { SseParser, serializeSse, type SseEvent } from '../sse/sse-parser.js';
 import { downstreamHeaders, upstreamRequestHeaders } from './headers.js';
+import { UsageMeter, needsUsageInjection, withUsageRequested } from '../usage/meter.js';
+import { settleUsage } from '../usage/estimate.js';
 import { upstreamFailure } from './errors.js';
 
 export type AttemptResult =
@@ -85,6 +87,8 @@ export async function runAttempt(
     return { kind: 'failed', error: Errors.invalidCustomHost('The upstream URL is not valid.', { cause: err }) };
   }
 
+  // Metering asks OpenAI-style streams for their usage chunk, even when the client did not.
+  const inject = rt.pipeline.metering && route !== undefined && needsUsageInjection(route, ctx.body);
   const attempt: UpstreamAttempt = {
     number: options.number,
     target,
@@ -96,7 +100,7 @@ export async function runAttempt(
       extra: target.headers,
       forward: target.forwardHeaders,
     }),
-    body: requestBody(ctx, target),
+    body: requestBody(ctx, target, inject),
   };
   ctx.target = target;
   ctx.provider = target.provider;
@@ -116,7 +120,8 @@ export async function runAttempt(
 
   const timeout = target.requestTimeout ?? rt.config.upstream.request_timeout;
   return new Promise<AttemptResult>((resolve) => {
-    const call = new UpstreamCall(rt, ctx, out, attempt, options.final, resolve);
+    const meter = rt.pipeline.metering && route !== undefined ? new UsageMeter(inject) : undefined;
+    const call = new UpstreamCall(rt, ctx, out, attempt, options.final, resolve, meter);
     ctx.timings.upstreamStart = performance.now();
     // undici's timers tick about every half second: fine for the default 10 minutes, too coarse for
     // a config's 200 ms. Short deadlines get a precise timer of their own.
@@ -137,11 +142,12 @@ export async function runAttempt(
 }
 
 /** The original bytes when nothing changed the body; otherwise the edited JSON, serialized once. */
-function requestBody(ctx: GatewayContext, target: Target): Buffer | string | null {
+function requestBody(ctx: GatewayContext, target: Target, injectUsage: boolean): Buffer | string | null {
   const overrides = target.overrideParams;
   const hasOverrides = overrides !== undefined && Object.keys(overrides).length > 0;
-  if (ctx.body !== undefined && (ctx.bodyChanged || hasOverrides)) {
-    return JSON.stringify(hasOverrides ? { ...ctx.body, ...overrides } : ctx.body);
+  if (ctx.body !== undefined && (ctx.bodyChanged || hasOverrides || injectUsage)) {
+    const body = hasOverrides ? { ...ctx.body, ...overrides } : ctx.body;
+    return JSON.stringify(injectUsage ? withUsageRequested(body) : body);
   }
   return ctx.rawBody !== undefined && ctx.rawBody.length > 0 ? ctx.rawBody : null;
 }
@@ -183,6 +189,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     private readonly attempt: UpstreamAttempt,
     private readonly final: boolean,
     private readonly resolve: (result: AttemptResult) => void,
+    private readonly meter: UsageMeter | undefined,
   ) {}
 
   /**
@@ -281,8 +288,9 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   }
 
   #prepareBody(): void {
-    if (this.#sse && this.rt.pipeline.onResponseChunk !== null) this.#parser = new SseParser();
-    if (!this.#sse && this.rt.pipeline.onResponseBody !== null) this.#capture = [];
+    // SSE is parsed only when someone reads events: chunk hooks or the usage meter.
+    if (this.#sse && (this.rt.pipeline.onResponseChunk !== null || this.meter !== undefined)) this.#parser = new SseParser();
+    if (!this.#sse && (this.rt.pipeline.onResponseBody !== null || this.meter !== undefined)) this.#capture = [];
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -316,12 +324,14 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     }
   }
 
-  /** Runs the chunk hooks (reverse order) over parsed events and writes what they keep. */
+  /** Meters the events, runs the chunk hooks (reverse order) over them and writes what they keep. */
   #writeEvents(events: SseEvent[]): boolean {
     if (events.length === 0) return true;
-    const hooks = this.rt.pipeline.onResponseChunk!;
+    const hooks = this.rt.pipeline.onResponseChunk ?? [];
     let text = '';
-    for (const first of events) {
+    for (const parsed of events) {
+      const first = this.meter === undefined ? parsed : this.meter.event(parsed);
+      if (first === null) continue;
       let batch: SseEvent[] = [first];
       for (const entry of hooks) {
         const next: SseEvent[] = [];
@@ -420,10 +430,13 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
       const capture = this.#capture;
       const body = this.rt.pipeline.onResponseBody;
       void (async () => {
-        if (capture !== undefined && body !== null) {
-          const bytes = Buffer.concat(capture);
-          await runObservers(body, this.ctx, (fn) => fn(this.ctx, bytes));
+        const bytes = capture === undefined ? undefined : Buffer.concat(capture);
+        if (this.meter !== undefined) {
+          if (bytes !== undefined) this.meter.body(bytes);
+          // Usage is known before the response hooks run, so budgets and logs read it there.
+          if (this.#status >= 200 && this.#status < 300) this.ctx.usage = await settleUsage(this.rt, this.ctx, this.meter);
         }
+        if (bytes !== undefined && body !== null) await runObservers(body, this.ctx, (fn) => fn(this.ctx, bytes));
         await runObservers(this.rt.pipeline.onResponseEnd, this.ctx, (fn) => fn(this.ctx));
       })().finally(() => this.resolve(result));
       return;

@@ -15,6 +15,7 @@ import { pricingRoutes } from './pricing-routes.js';
 import { mcpIntegrationRoutes } from './mcp-integrations.js';
 import { mcpServerRoutes, type BaseUrl } from './mcp-servers.js';
 import { auditLogRoutes } from './audit-logs.js';
+import { priceFor } from './pricing.js';
 
 /** A Host value safe to echo into a URL (name or IP literal, optional port). */
 const HOST = /^[A-Za-z0-9.[\]:-]{1,255}$/;
@@ -37,6 +38,9 @@ export default definePlugin<CatalogOptions>({
   name: 'admin-catalog',
   configSchema: catalogOptionsSchema,
   setup(app, options) {
+    // Metering prices usage through this service; core owns its contract (core/usage/cost.ts).
+    const store = app.store;
+    app.provide('pricing', { priceFor: (provider, model) => priceFor(store, provider, model) });
     return {
       routes: adminRoutes(app, [...pricingRoutes, ...mcpIntegrationRoutes, ...mcpServerRoutes(mcpBaseUrl(app, options)), ...auditLogRoutes]),
     };

@@ -1,0 +1,147 @@
+/**
+ * Usage metering of one answer, plain or streamed, on every model route.
+ *
+ *   request  ── stream with no `stream_options.include_usage`? ask the upstream for it anyway
+ *   stream   ── each event: take `usage` when it appears (the final chunk; `response.completed`);
+ *               when the client did not ask for usage, drop the usage-only chunk and the
+ *               `"usage": null` fields, so it sees exactly what it asked for
+ *   body     ── the JSON answer's `usage`
+ *   end      ── no usage reported? count the prompt and the collected answer text
+ *
+ * This is what makes a streamed call and a plain call of the same answer report the same usage:
+ * peers meter streams at zero because they never ask for or read the usage chunk.
+ */
+import type { ModelRoute } from '../routes.js';
+import type { SseEvent } from '../sse/sse-parser.js';
+import type { Usage } from './types.js';
+
+/** Routes whose streams take `stream_options.include_usage` (OpenAI's chat and completions). */
+const INJECTABLE: ReadonlySet<ModelRoute> = new Set(['chat.completions', 'completions']);
+/** Answer text kept for estimation is bounded: beyond it the estimate scales the count. */
+const MAX_TEXT = 1 << 20;
+
+type Json = Record<string, unknown>;
+
+/** True when the upstream must be asked for the usage chunk the client did not request. */
+export function needsUsageInjection(route: ModelRoute, body: Json | undefined): boolean {
+  if (body === undefined || body.stream !== true || !INJECTABLE.has(route)) return false;
+  const options = body.stream_options as { include_usage?: unknown } | undefined;
+  return options?.include_usage !== true;
+}
+
+/** The body with usage requested (a copy; the client's body is not changed). */
+export function withUsageRequested(body: Json): Json {
+  return { ...body, stream_options: { ...(body.stream_options as Json | undefined), include_usage: true } };
+}
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+/** OpenAI chat/completions/embeddings `usage`, or the responses API's `usage`, normalised. */
+export function readUsage(raw: unknown): Usage | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const u = raw as Json;
+  if ('input_tokens' in u || 'output_tokens' in u) {
+    const prompt = num(u.input_tokens);
+    const completion = num(u.output_tokens);
+    return {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: num(u.total_tokens) || prompt + completion,
+      cached_tokens: num((u.input_tokens_details as Json | undefined)?.cached_tokens),
+      reasoning_tokens: num((u.output_tokens_details as Json | undefined)?.reasoning_tokens),
+      source: 'upstream',
+    };
+  }
+  if (!('prompt_tokens' in u) && !('total_tokens' in u)) return undefined;
+  const prompt = num(u.prompt_tokens);
+  const completion = num(u.completion_tokens);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: num(u.total_tokens) || prompt + completion,
+    cached_tokens: num((u.prompt_tokens_details as Json | undefined)?.cached_tokens),
+    reasoning_tokens: num((u.completion_tokens_details as Json | undefined)?.reasoning_tokens),
+    source: 'upstream',
+  };
+}
+
+export class UsageMeter {
+  usage: Usage | undefined;
+  /** The answer text seen, for estimation when no usage is reported. */
+  text = '';
+  /** The model the upstream says answered (for pricing). */
+  model: string | undefined;
+  readonly #strip: boolean;
+
+  /** `strip`: the usage chunk was asked for by the gateway, not the client. */
+  constructor(strip: boolean) {
+    this.#strip = strip;
+  }
+
+  /** Observes one SSE event; returns the event to forward (possibly edited) or null to drop it. */
+  event(ev: SseEvent): SseEvent | null {
+    const data = ev.data;
+    if (data.length === 0 || data === '[DONE]' || data.charCodeAt(0) !== 123 /* '{' */) return ev;
+    let chunk: Json;
+    try {
+      chunk = JSON.parse(data) as Json;
+    } catch {
+      return ev;
+    }
+    if (typeof chunk.model === 'string') this.model ??= chunk.model;
+    // The responses API: usage arrives in `response.completed`; text in output_text deltas.
+    if (typeof chunk.type === 'string') {
+      if (chunk.type === 'response.output_text.delta' && typeof chunk.delta === 'string') this.#addText(chunk.delta);
+      const response = chunk.response as Json | undefined;
+      if (response !== undefined) {
+        const u = readUsage(response.usage);
+        if (u) this.usage = u;
+        if (typeof response.model === 'string') this.model = response.model;
+      }
+      return ev;
+    }
+    const usage = readUsage(chunk.usage);
+    if (usage) this.usage = usage;
+    const choices = chunk.choices;
+    if (Array.isArray(choices)) {
+      for (const c of choices as Json[]) {
+        const delta = c.delta as Json | undefined;
+        if (typeof delta?.content === 'string') this.#addText(delta.content);
+        else if (typeof c.text === 'string') this.#addText(c.text);
+      }
+    }
+    if (!this.#strip || !('usage' in chunk)) return ev;
+    // The client did not ask for usage: drop the usage-only chunk, and the null field elsewhere.
+    if (Array.isArray(choices) && choices.length === 0) return null;
+    delete chunk.usage;
+    return { ...ev, data: JSON.stringify(chunk) };
+  }
+
+  /** Observes a whole JSON answer. */
+  body(bytes: Buffer): void {
+    let parsed: Json;
+    try {
+      parsed = JSON.parse(bytes.toString('utf8')) as Json;
+    } catch {
+      return;
+    }
+    if (typeof parsed.model === 'string') this.model = parsed.model;
+    const u = readUsage(parsed.usage);
+    if (u) {
+      this.usage = u;
+      return;
+    }
+    // No usage (some OpenAI-compatible servers): keep the text for an estimate.
+    for (const c of (Array.isArray(parsed.choices) ? parsed.choices : []) as Json[]) {
+      const message = c.message as Json | undefined;
+      if (typeof message?.content === 'string') this.#addText(message.content);
+      else if (typeof c.text === 'string') this.#addText(c.text);
+    }
+  }
+
+  #addText(s: string): void {
+    if (this.text.length < MAX_TEXT) this.text += s;
+  }
+}
