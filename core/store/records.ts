@@ -293,3 +293,17 @@ export interface AuditRecord {
   action: string;
   client_ip: string;
 }
+
+/** A usage budget crossed its alert threshold or ran out. */
+export interface UsageAlert {
+  id: string;
+  created_at: string;
+  kind: 'threshold' | 'exhausted';
+  /** `policy:<policy id>` or `<entity kind>:<entity id>` (api_key, virtual_key, workspace, provider). */
+  budget: string;
+  value_key: string;
+  workspace_id: string | null;
+  type: 'cost' | 'tokens';
+  limit: number;
+  usage: number;
+}

@@ -71,6 +71,7 @@ function defineCollections(c: <T extends { id: string }>(def: CollectionDefiniti
       indexes: { slug: bySlug<R.McpServerRecord>(), workspace: byWorkspace<R.McpServerRecord>() },
     }),
     audit: c<R.AuditRecord>({ name: 'audit_logs' }),
+    usageAlerts: c<R.UsageAlert>({ name: 'usage_alerts' }),
   };
 }
 

@@ -1,0 +1,96 @@
+/**
+ * Budgets on live traffic: token and cost budgets from policies and entities, exhaustion and
+ * reset, streams charged exactly like plain calls, alerts.
+ */
+import t from 'tap';
+import { request } from 'undici';
+import { startGateway, startMock, direct, ADMIN_KEY } from './helpers/gateway.js';
+import { period } from '../plugins/usage-limits/budgets.js';
+import { DEFAULT_WORKSPACE_SCOPES } from '../core/auth/scopes.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+t.test('usage limits', async (t) => {
+  const mock = await startMock(t);
+  const gw = await startGateway(t, {
+    yaml: 'pipeline:\n  - auth\n  - config-strategy\n  - usage-limits: {flush_ms: 10}\n  - admin-policies\n  - admin-api-keys\n  - admin-catalog\n',
+    env: { GATEWAY_ADMIN_KEY: ADMIN_KEY },
+  });
+  async function admin(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<Json> {
+    const res = await request(`${gw.url}/v1${path}`, {
+      method,
+      headers: { 'x-gateway-api-key': ADMIN_KEY, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return (await res.body.json()) as Json;
+  }
+  async function chat(key: string, stream = false, model = 'gpt-4o'): Promise<{ status: number; body: string; headers: Json }> {
+    const res = await request(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...direct(mock), 'content-type': 'application/json', 'x-gateway-api-key': key },
+      body: JSON.stringify({ model, stream, messages: [{ role: 'user', content: 'spend some tokens' }] }),
+    });
+    const body = await res.body.text();
+    await new Promise((r) => setTimeout(r, 40)); // let the charge flush (flush_ms 10)
+    return { status: res.statusCode, body, headers: res.headers as Json };
+  }
+  const newKey = async (usage_limits: Json): Promise<{ id: string; key: string }> =>
+    (await admin('POST', '/api-keys/workspace/service', { name: `k${Math.random()}`, scopes: DEFAULT_WORKSPACE_SCOPES, usage_limits })) as { id: string; key: string };
+
+  t.test('a token budget on an API key: exhausted, 429, status, reset', async (t) => {
+    const plain = JSON.parse((await chat(ADMIN_KEY)).body) as Json;
+    const perCall = plain.usage.total_tokens as number;
+    const { id, key } = await newKey({ credit_limit: perCall * 3, type: 'tokens' });
+    for (let i = 0; i < 3; i++) t.equal((await chat(key)).status, 200, `call ${i + 1} within budget`);
+    const over = await chat(key);
+    t.equal(over.status, 429);
+    t.equal((JSON.parse(over.body) as Json).error.code, 'usage_limit_exceeded');
+    t.equal((await admin('GET', `/api-keys/${id}`)).status, 'exhausted', 'the key is marked exhausted');
+    await admin('PUT', `/api-keys/${id}`, { reset_usage: true });
+    t.equal((await chat(key)).status, 200, 'a reset starts over');
+  });
+
+  t.test('streams are charged exactly like plain calls', async (t) => {
+    const a = await newKey({ credit_limit: 1_000_000, type: 'tokens' });
+    const b = await newKey({ credit_limit: 1_000_000, type: 'tokens' });
+    await chat(a.key, false);
+    await chat(b.key, true);
+    const spent = (k: { id: string }): number => {
+      const rec = gw.store.c.policyUsage.list({ filter: (e) => e.policy_id === `entity:api_key:${k.id}` }).items[0];
+      return rec?.current_usage ?? 0;
+    };
+    t.ok(spent(a) > 0);
+    t.equal(spent(b), spent(a), 'stream usage = plain usage');
+  });
+
+  t.test('a cost budget from a policy, priced with the table, with an alert', async (t) => {
+    const { key, id } = await newKey(null as unknown as Json);
+    const one = JSON.parse((await chat(ADMIN_KEY)).body) as Json;
+    // gpt-4o list price: $2.50/M input, $10/M output.
+    const usd = (one.usage.prompt_tokens * 2.5 + one.usage.completion_tokens * 10) / 1e6;
+    const policy = await admin('POST', '/policies/usage-limits', {
+      conditions: [{ key: 'api_key', value: id }],
+      group_by: [{ key: 'api_key' }],
+      type: 'cost',
+      credit_limit: usd * 2.5,
+      alert_threshold: usd * 1.5,
+    });
+    t.equal((await chat(key)).status, 200);
+    t.equal((await chat(key)).status, 200);
+    const alerts = await admin('GET', '/admin/usage-alerts');
+    t.ok(alerts.data.some((a: Json) => a.kind === 'threshold' && a.budget === policy.id), 'crossing the threshold recorded an alert');
+    t.equal((await chat(key)).status, 200, 'the third call starts under the limit');
+    t.equal((await chat(key)).status, 429, 'then the budget is used up');
+    const entities = await admin('GET', `/policies/usage-limits/${policy.id}/entities`);
+    t.equal(entities.data[0].status, 'exhausted');
+    t.ok(Math.abs(entities.data[0].current_usage - usd * 3) < usd * 0.01, 'charged the priced cost');
+    await admin('PUT', `/policies/usage-limits/${policy.id}/entities/${encodeURIComponent(entities.data[0].id)}/reset`);
+    t.equal((await chat(key)).status, 200, 'an entity reset starts over');
+  });
+
+  t.test('periods', async (t) => {
+    t.same(period('monthly', new Date('2026-11-21T07:00:00Z')), { id: '2026-11', next: Date.UTC(2026, 11, 1) });
+    t.same(period('weekly', new Date('2026-11-21T07:00:00Z')), { id: 'w2026-11-16', next: Date.UTC(2026, 10, 23) }, 'weeks start on Monday');
+    t.same(period(null, new Date()), { id: 'all', next: null });
+  });
+});
