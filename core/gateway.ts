@@ -19,6 +19,8 @@ import { createLogger, type Logger } from './logger.js';
 import type { Runtime } from './runtime.js';
 import { openStore, type Store } from './store/store.js';
 import { bootstrapStore } from './store/bootstrap.js';
+import { createTokenCounter } from './workers/token-counter.js';
+import type { TokenCounter } from './workers/types.js';
 import { buildOpenApi } from './admin/openapi.js';
 import { reply } from './reply.js';
 import { VERSION } from './version.js';
@@ -54,11 +56,12 @@ interface BuildOptions {
   locate: Locator;
   log: Logger;
   store: Store;
+  tokens: TokenCounter;
 }
 
 async function buildRuntime(config: GatewayConfig, agent: Agent, options: BuildOptions): Promise<Runtime> {
   const providers = new ProviderRegistry();
-  const plugins = await loadPlugins({ config, locate: options.locate, catalog: options.catalog, providers, log: options.log, store: options.store });
+  const plugins = await loadPlugins({ config, locate: options.locate, catalog: options.catalog, providers, log: options.log, store: options.store, tokens: options.tokens });
   const pipeline = buildPipeline(plugins);
   // The OpenAPI document describes exactly the admin routes this pipeline serves.
   const openapi = JSON.stringify(buildOpenApi(pipeline.routes, VERSION));
@@ -67,6 +70,7 @@ async function buildRuntime(config: GatewayConfig, agent: Agent, options: BuildO
     config,
     pipeline,
     store: options.store,
+    tokens: options.tokens,
     routes: buildRouteTable([...pipeline.routes, ...coreRoutes]),
     providers,
     validate: createRequestValidator(),
@@ -90,6 +94,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const catalog = options.catalog ?? {};
   const store = openStore({ dir: config.store.path, log, env: options.env ?? process.env });
   const boot = bootstrapStore(store, options.env ?? process.env, log);
+  // Threads start on the first large count only; reloads share this one counter.
+  const tokens = createTokenCounter();
   const agent = new Agent({
     connections: config.upstream.connections,
     keepAliveTimeout: config.upstream.keep_alive_timeout,
@@ -98,8 +104,9 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   });
   let current: Runtime;
   try {
-    current = await buildRuntime(config, agent, { catalog, locate: options.locate ?? noLocation, log, store });
+    current = await buildRuntime(config, agent, { catalog, locate: options.locate ?? noLocation, log, store, tokens });
   } catch (err) {
+    await tokens.close();
     await store.close();
     throw err;
   }
@@ -117,6 +124,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     listener = await listen(config.server, handler, log, config.baseDir);
   } catch (err) {
     await closePlugins(current.pipeline.plugins, log);
+    await tokens.close();
     await agent.close();
     await store.close();
     throw err;
@@ -147,7 +155,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       const fixed = ['host', 'port', 'tls', 'keep_alive_timeout', 'headers_timeout', 'request_timeout', 'max_header_size'] as const;
       const changed = fixed.filter((k) => JSON.stringify(next.server[k]) !== JSON.stringify(current.config.server[k]));
       if (changed.length > 0) log.warn('reload: listener settings need a restart and were not applied', { keys: changed.map((k) => `server.${k}`) });
-      const fresh = await buildRuntime(next, agent, { catalog, locate: locate ?? noLocation, log, store });
+      const fresh = await buildRuntime(next, agent, { catalog, locate: locate ?? noLocation, log, store, tokens });
       const old = current;
       current = fresh;
       retire(old);
@@ -160,6 +168,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         await listener.close(current.config.server.shutdown_grace, inflight);
         for (const old of retiring) await closePlugins(old.pipeline.plugins, log);
         await closePlugins(current.pipeline.plugins, log);
+        await tokens.close();
         // Every client request is finished or cut by now; nothing upstream is worth waiting for.
         await agent.destroy();
         // Pending asynchronous writes (audit, logs) are committed before the env closes.

@@ -34,6 +34,8 @@ export type { PluginCatalog } from './plugin-loader.js';
 export { loadConfigFile, loadConfigText, resolveConfigPath, formatProblem } from './config/load.js';
 export type { GatewayConfig, ConfigProblem, PipelineEntry } from './config/types.js';
 export { headerValue as headerString } from './upstream/headers.js';
+export { createTokenCounter } from './workers/token-counter.js';
+export type { TokenCounter } from './workers/types.js';
 
 // The control plane: store, principal, admin routes. Plugins use these, never the files behind them.
 export type { Store, Collections } from './store/store.js';

@@ -17,6 +17,7 @@ import type { LoadedPlugin } from './pipeline.js';
 import type { Logger } from './logger.js';
 import type { ProviderRegistry } from './providers/registry.js';
 import type { Store } from './store/store.js';
+import type { TokenCounter } from './workers/types.js';
 
 /** Standard plugins by name; each loads its module lazily (only what the pipeline uses is imported). */
 export type PluginCatalog = Readonly<Record<string, () => Promise<{ default: PluginDefinition<never> }>>>;
@@ -143,6 +144,7 @@ export interface SetupContext {
   providers: ProviderRegistry;
   log: Logger;
   store: Store;
+  tokens: TokenCounter;
 }
 
 /** Resolves, validates and sets up every plugin in YAML order. On failure, closes what was set up. */
@@ -155,6 +157,7 @@ export async function loadPlugins(c: SetupContext): Promise<LoadedPlugin[]> {
     const app: GatewayApp = {
       config: c.config,
       store: c.store,
+      tokens: c.tokens,
       log: c.log.child({ plugin: name }),
       registerProvider: (adapter) => c.providers.register(adapter),
       provide(key, service) {

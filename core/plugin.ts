@@ -19,6 +19,7 @@ import type { Target } from './router/types.js';
 import type { SseEvent } from './sse/sse-parser.js';
 import type { ProviderAdapter } from './providers/types.js';
 import type { Store } from './store/store.js';
+import type { TokenCounter } from './workers/types.js';
 
 /** A hook's verdict: nothing to go on, a {@link Reply} to answer now. */
 export type Step = Reply | void | undefined;
@@ -105,6 +106,8 @@ export interface GatewayApp {
   service<K extends keyof AppServices>(name: K): AppServices[K];
   /** The control-plane store (LMDB), open for the gateway's lifetime. */
   readonly store: Store;
+  /** Token counting, off the event loop for large inputs; one per gateway, shared across reloads. */
+  readonly tokens: TokenCounter;
 }
 
 export interface PluginDefinition<Options = Record<string, unknown>> {
