@@ -4,7 +4,7 @@
  * Its shape is fixed (a class, so V8 keeps one hidden class); plugin-owned state goes in `vars`,
  * typed by augmenting {@link ContextVars}:
  *
- *   declare module '@gateway/core' { interface ContextVars { tenant: string } }
+ *   declare module '../../core/context.js' { interface ContextVars { tenant: string } }
  *   ctx.set('tenant', 'acme'); ctx.get('tenant') // string | undefined
  */
 import type { IncomingHttpHeaders } from 'node:http';

@@ -39,6 +39,7 @@ export type { TokenCounter } from './workers/types.js';
 
 // The control plane: store, principal, admin routes. Plugins use these, never the files behind them.
 export type { Store, Collections } from './store/store.js';
+export * from './store/counters.js';
 export type { Collection, Page, ListOptions } from './store/collection.js';
 export type * as Records from './store/records.js';
 export { uuidv7, slugify, nowIso, isUuid } from './store/ids.js';

@@ -14,4 +14,5 @@ export const standardPlugins: PluginCatalog = {
   'admin-org': () => import('./admin-org/index.js'),
   'admin-catalog': () => import('./admin-catalog/index.js'),
   'admin-resources': () => import('./admin-resources/index.js'),
+  'rate-limit': () => import('./rate-limit/index.js'),
 };

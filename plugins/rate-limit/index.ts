@@ -1,0 +1,105 @@
+/**
+ * The `rate-limit` plugin: enforces rate-limit policies (`/v1/policies/rate-limits`) and the
+ * `rate_limits` of API keys, workspaces, virtual keys and providers, on every model route and on
+ * pass-through, exactly and across processes.
+ *
+ *   onRequestBody (after auth and config-strategy: principal and plan known)
+ *     collect the limits that apply ── none ─▶ go on (no counters transaction, env not even opened)
+ *       └─ estimate tokens if a token limit applies ─▶ one transaction takes every counter or none
+ *            ├─ refused ─▶ 429 rate_limit_exceeded, retry-after, x-ratelimit-*
+ *            └─ passed  ─▶ x-ratelimit-* of the tightest limits on the response
+ *   onDone: token limits trade the estimate for the real usage (ctx.usage.total_tokens)
+ *
+ * Counting is GCRA (core/store/counters.ts): a limit of `value` per unit admits a burst of `value`
+ * and refills continuously, one unit every `unit / value`. The counters live in
+ * `<data dir>/counters.mdb`, shared by every process and worker on that data dir.
+ */
+import { dirname } from 'node:path';
+import { actingWorkspace, definePlugin, openCounters, type Counters, type GatewayContext } from '../../core/index.js';
+import { rateLimitSchema, type RateLimitOptions } from './schema.js';
+import { createPolicyIndex } from './policies.js';
+import { createEntityLimits } from './entities.js';
+import { createEstimator } from './estimate.js';
+import { enforce } from './enforce.js';
+import type { AppliedLimit } from './limits.js';
+
+/** How often a process sweeps full (expired) counters, and how many it looks at each time. */
+const SWEEP_INTERVAL_MS = 10_000;
+const SWEEP_BATCH = 2_000;
+
+export default definePlugin<RateLimitOptions>({
+  name: 'rate-limit',
+  configSchema: rateLimitSchema,
+  setup(app, options) {
+    const policies = createPolicyIndex(app.store.c.rateLimitPolicies);
+    const entities = createEntityLimits(app.store);
+    const estimateTokens = createEstimator(app, options.default_max_tokens);
+    let counters: Counters | undefined;
+    let sweeper: NodeJS.Timeout | undefined;
+
+    /** Opened at the first limited request: a pipeline with no limits never creates the file. */
+    function openShared(): Counters {
+      if (counters === undefined) {
+        counters = openCounters(dirname(app.store.path));
+        sweeper = setInterval(sweepCounters, SWEEP_INTERVAL_MS).unref();
+      }
+      return counters;
+    }
+
+    function sweepCounters(): void {
+      try {
+        counters?.sweep(Date.now(), SWEEP_BATCH);
+      } catch (err) {
+        app.log.warn('rate-limit counter sweep failed', { err });
+      }
+    }
+
+    return {
+      onRequestBody(ctx) {
+        const kind = ctx.route.kind;
+        if (kind !== 'model' && kind !== 'passthrough') return;
+        const ws = entities.workspace(actingWorkspace(app, ctx));
+        const applied: AppliedLimit[] = [];
+        policies.collect(ctx, ws, applied);
+        entities.collect(ctx, ws, applied);
+        if (applied.length === 0) return;
+        if (!applied.some((a) => a.limit.type === 'tokens')) return enforce(ctx, { applied, tokens: 0, counters: openShared() });
+        const tokens = estimateTokens(ctx);
+        if (typeof tokens === 'number') return enforce(ctx, { applied, tokens, counters: openShared() });
+        return tokens.then((n) => enforce(ctx, { applied, tokens: n, counters: openShared() }));
+      },
+
+      onDone(ctx) {
+        reconcileTokens(ctx, counters);
+      },
+
+      async close() {
+        clearInterval(sweeper);
+        const open = counters;
+        counters = undefined;
+        await open?.close();
+      },
+    };
+  },
+});
+
+/**
+ * Replaces a token reservation by the real usage. Without a reported usage the estimate stands,
+ * unless the request never reached an upstream (refused or answered by a later plugin): then
+ * nothing was spent and the reservation is given back.
+ */
+function reconcileTokens(ctx: GatewayContext, counters: Counters | undefined): void {
+  const reserved = ctx.get('rateLimitTokens');
+  if (reserved === undefined || counters === undefined) return;
+  let actual = ctx.usage?.total_tokens;
+  if (actual === undefined) {
+    if (ctx.timings.upstreamStart !== 0) return;
+    actual = 0;
+  }
+  const delta = actual - reserved.estimate;
+  if (delta === 0) return;
+  counters.adjust(
+    reserved.cells.map((c) => ({ key: c.key, delta, emissionMs: c.emissionMs })),
+    Date.now(),
+  );
+}
