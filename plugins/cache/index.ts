@@ -1,0 +1,65 @@
+/**
+ * The `cache` plugin: answers repeated model calls from LMDB, exactly or by meaning.
+ *
+ * It applies when the routing config has `cache: {mode: simple|semantic, max_age}` (or the
+ * plugin's `default_mode` is not `off`), on model routes only. The answer says what happened in
+ * `x-gateway-cache-status`: HIT, MISS, REFRESH, SEMANTIC HIT, SEMANTIC MISS, or DISABLED.
+ *
+ *   client ─▶ … ─▶ router ─▶ onUpstreamRequest ── fresh entry ──▶ reply (stands in for the upstream)
+ *                                  │ miss
+ *                                  ▼
+ *                               upstream ─▶ 2xx answer ─▶ client
+ *                                               └─ recorded ─▶ onResponseEnd ─▶ LMDB (async, bounded)
+ *
+ * Request headers: `x-gateway-cache-namespace` (part of the key: separates entries of one
+ * workspace), `x-gateway-cache-force-refresh: true` (skip the lookup, store the new answer).
+ * Entries are keyed by workspace, route, target, model and canonical body, and never shared
+ * across workspaces. A streamed request replays only a streamed entry, a plain one only a plain
+ * one (`stream` is part of the key). Hits are logged with the tokens and time they saved.
+ *
+ * @example
+ *   pipeline:
+ *     - auth
+ *     - config-strategy
+ *     - cache:
+ *         semantic: {embeddings_url: http://127.0.0.1:9000/v1/embeddings, model: text-embedding-3-small, threshold: 0.9}
+ */
+import { definePlugin } from '../../core/index.js';
+import { cacheOptionsSchema, type CacheOptions } from './schema.js';
+import { EntryStore } from './entry-store.js';
+import { SemanticIndex } from './semantic-index.js';
+import { createEmbedder } from './embedder.js';
+import { createLookup, type Semantic } from './lookup.js';
+import { createRecorder } from './recorder.js';
+
+export default definePlugin<CacheOptions>({
+  name: 'cache',
+  configSchema: cacheOptionsSchema,
+  setup(app, options) {
+    const root = app.store.root;
+    const entries = new EntryStore(root, { max_entries: options.max_entries, max_bytes: options.max_bytes }, app.log);
+    let semantic: Semantic | undefined;
+    if (options.semantic !== undefined) {
+      const s = options.semantic;
+      semantic = {
+        index: new SemanticIndex(root, { max_per_partition: s.max_per_partition, max_vectors: s.max_vectors }, app.log),
+        embed: createEmbedder(s, app.log),
+        threshold: s.threshold,
+      };
+    }
+    app.log.info('cache ready', { entries: entries.count, bytes: entries.bytes, vectors: semantic?.index.size ?? 0 });
+
+    const recorder = createRecorder({ entries, semantic, maxEntryBytes: options.max_entry_bytes });
+    return {
+      onUpstreamRequest: createLookup({ app, options, entries, semantic }),
+      onUpstreamResponse: recorder.onUpstreamResponse,
+      onResponseHeaders: recorder.onResponseHeaders,
+      onResponseChunk: recorder.onResponseChunk,
+      onResponseBody: recorder.onResponseBody,
+      onResponseEnd: recorder.onResponseEnd,
+      async close() {
+        await Promise.all([entries.close(), semantic?.index.close()]);
+      },
+    };
+  },
+});

@@ -1,0 +1,162 @@
+/**
+ * The lookup, once per upstream attempt: work out whether the cache applies, build the key, and
+ * answer from the cache when an entry is fresh.
+ *
+ *   simple     exact key ─ fresh entry? ─▶ HIT (reply)          : MISS
+ *   semantic   exact key ─ fresh entry? ─▶ HIT (reply)
+ *              embed the prompt ─ failed? ─▶ SEMANTIC MISS
+ *              best vector of the partition ≥ threshold, entry fresh? ─▶ SEMANTIC HIT : SEMANTIC MISS
+ *   force refresh                          ─▶ REFRESH (no lookup; the answer replaces the entry)
+ *
+ * The simple path is synchronous (one hash, one memory-mapped read); only the embeddings call
+ * makes a semantic lookup asynchronous.
+ */
+import { actingWorkspace, headerString, reply, type GatewayApp, type GatewayContext, type Reply, type Step, type UpstreamAttempt } from '../../core/index.js';
+import { cacheKey, keyBody, partitionKey, type KeyParts } from './key.js';
+import { semanticInput } from './prompt-text.js';
+import type { CacheEntry, EntryStore } from './entry-store.js';
+import type { SemanticIndex } from './semantic-index.js';
+import type { Embed } from './embedder.js';
+import type { CacheOptions } from './schema.js';
+import type { CacheState } from './state.js';
+
+export interface Semantic {
+  index: SemanticIndex;
+  embed: Embed;
+  threshold: number;
+}
+
+export interface LookupDeps {
+  app: GatewayApp;
+  options: CacheOptions;
+  entries: EntryStore;
+  /** Undefined when no embeddings target is configured: semantic mode then matches exactly. */
+  semantic: Semantic | undefined;
+}
+
+/** How many stale candidates a semantic lookup may discard before calling it a miss. */
+const MAX_STALE_CANDIDATES = 3;
+
+const isTrue = (v: string | undefined): boolean => v !== undefined && v.trim().toLowerCase() === 'true';
+
+/** The mode and max age for this request: the routing config's `cache` block, else the plugin's defaults. */
+function settingsOf(ctx: GatewayContext, options: CacheOptions): { mode: 'simple' | 'semantic'; maxAge: number } | undefined {
+  const block = ctx.plan?.cache;
+  if (block !== undefined) return { mode: block.mode, maxAge: block.max_age ?? options.default_max_age };
+  if (options.default_mode === 'off') return undefined;
+  return { mode: options.default_mode, maxAge: options.default_max_age };
+}
+
+/** The cached answer as the upstream would have sent it. */
+export function replay(entry: CacheEntry): Reply {
+  const body = Buffer.from(entry.body.buffer, entry.body.byteOffset, entry.body.byteLength);
+  const headers: Record<string, string> = { 'content-type': entry.content_type };
+  if (entry.stream) headers['cache-control'] = 'no-cache';
+  return reply(200, body, headers);
+}
+
+export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: UpstreamAttempt) => Step | Promise<Step> {
+  const { app, options, entries, semantic } = deps;
+  let warned = false;
+
+  /** A config asks for semantic caching but the plugin has no embeddings target: say so once. */
+  function warnNoEmbedder(): void {
+    if (warned) return;
+    warned = true;
+    app.log.warn('cache: a config asks for semantic mode but the plugin has no `semantic` options; matching exactly');
+  }
+
+  function hit(ctx: GatewayContext, state: CacheState, entry: CacheEntry, status: string): Reply {
+    state.hit = true;
+    state.recording = false;
+    ctx.cacheStatus = status;
+    app.log.info('cache hit', {
+      requestId: ctx.id,
+      status,
+      saved_tokens: entry.usage.total_tokens,
+      saved_ms: Math.round(entry.latency_ms),
+    });
+    return replay(entry);
+  }
+
+  async function semanticLookup(ctx: GatewayContext, state: CacheState, sem: Semantic, notBefore: number): Promise<Step> {
+    // A fallback attempt reuses the vector of the first: the prompt did not change.
+    state.vector ??= await sem.embed(state.text!);
+    if (state.vector === undefined) {
+      ctx.cacheStatus = 'SEMANTIC MISS';
+      return;
+    }
+    for (let tries = 0; tries < MAX_STALE_CANDIDATES; tries++) {
+      const match = sem.index.search(state.partition!, state.vector, sem.threshold, notBefore);
+      if (match === undefined) break;
+      const entry = entries.fresh(match.key, notBefore);
+      // The entry was evicted or replaced since: its vector is stale, forget it and look again.
+      if (entry === undefined || entry.created !== match.created) {
+        sem.index.drop(state.partition!, match.key, match.created);
+        continue;
+      }
+      if (entry.stream !== state.stream) break; // cannot happen (stream is in the partition); never replay the wrong mode
+      return hit(ctx, state, entry, 'SEMANTIC HIT');
+    }
+    ctx.cacheStatus = 'SEMANTIC MISS';
+  }
+
+  return function cacheLookup(ctx: GatewayContext, attempt: UpstreamAttempt): Step | Promise<Step> {
+    if (ctx.route.kind !== 'model' || ctx.body === undefined) return;
+    const settings = settingsOf(ctx, options);
+    if (settings === undefined) return;
+    const target = attempt.target;
+    const body = keyBody(ctx.body, target.overrideParams);
+    const stream = ctx.wantsStream;
+    const parts: KeyParts = {
+      workspace: actingWorkspace(app, ctx),
+      route: ctx.route.name,
+      provider: target.provider,
+      host: target.customHost ?? '',
+      model: typeof body.model === 'string' ? body.model : '',
+      namespace: headerString(ctx.headers, 'x-gateway-cache-namespace') ?? null,
+      stream,
+    };
+    let key: string;
+    let input = settings.mode === 'semantic' && semantic !== undefined ? semanticInput(ctx.route.name, body) : undefined;
+    let partition: string | undefined;
+    try {
+      key = cacheKey(parts, body);
+      if (input !== undefined) partition = partitionKey(parts, input.blanked);
+    } catch (err) {
+      // A body the key cannot describe (absurdly deep JSON) is simply not cached.
+      ctx.log.debug('cache key failed', { err });
+      return;
+    }
+    if (partition === undefined) input = undefined;
+    const previous = ctx.get('cache');
+    const state: CacheState = {
+      key,
+      stream,
+      refresh: isTrue(headerString(ctx.headers, 'x-gateway-cache-force-refresh')),
+      hit: false,
+      partition,
+      text: input?.text,
+      vector: previous?.partition === partition ? previous?.vector : undefined,
+      recording: false,
+      heads: 0,
+      contentType: 'application/json',
+      events: [],
+      bytes: 0,
+      usageData: undefined,
+      body: undefined,
+    };
+    ctx.set('cache', state);
+    if (state.refresh) {
+      ctx.cacheStatus = 'REFRESH';
+      return;
+    }
+    // Strictly newer than this: max_age 0 never hits, max_age 1 expires an entry after one second.
+    const notBefore = Date.now() - settings.maxAge * 1000;
+    const entry = entries.fresh(key, notBefore);
+    if (entry !== undefined && entry.stream === stream) return hit(ctx, state, entry, 'HIT');
+    if (input !== undefined && semantic !== undefined) return semanticLookup(ctx, state, semantic, notBefore);
+    if (settings.mode === 'semantic' && semantic === undefined) warnNoEmbedder();
+    ctx.cacheStatus = 'MISS';
+  };
+}
