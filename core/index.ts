@@ -70,3 +70,5 @@ export { actingWorkspace, lazyCredentials, slugTarget, virtualKeyTarget, Virtual
 export type { Usage, Cost } from './usage/types.js';
 export { costOf } from './usage/cost.js';
 export type { PricingService, ModelPrice } from './usage/cost.js';
+export { factOf, conditionHolds } from './policy/facts.js';
+export type { WorkspaceFacts } from './policy/facts.js';

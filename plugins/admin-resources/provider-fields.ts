@@ -10,20 +10,8 @@
 import { S, type Store } from '../../core/index.js';
 import { checkCustomHost, type CustomHostPolicy } from '../../core/index.js';
 
-/** What the routing plugin needs to call a provider, secrets unsealed. Frozen: treat as read-only. */
-export interface ResolvedCredentials {
-  /** Provider adapter id, e.g. `openai`, `azure-openai`, `bedrock`. */
-  provider: string;
-  apiKey: string | undefined;
-  customHost: string | undefined;
-  /** Extra upstream headers (custom headers), values in clear. */
-  headers: Readonly<Record<string, string>>;
-  /** Provider fields, secret ones included (AWS secret key, Vertex service account, …). */
-  providerOptions: Readonly<Record<string, unknown>>;
-  /** `expired` once `expires_at` has passed, whatever the stored status says. */
-  status: 'active' | 'exhausted' | 'expired';
-  expiresAt: string | null;
-}
+/** What the routing plugin needs to call a provider, secrets unsealed (the contract is core's). */
+export type { ResolvedCredentials } from '../../core/index.js';
 
 const text = (maxLength = 1024): S.JsonSchema => ({ type: 'string', maxLength });
 

@@ -8,7 +8,7 @@
  * `reset_usage` starts a fresh counter instead of rewriting an old one: nothing to sweep, and a
  * reset in one process is seen by all.
  */
-import { headerString, type GatewayContext, type Records, type Store } from '../../core/index.js';
+import { conditionHolds, factOf, type GatewayContext, type Records, type Store, type WorkspaceFacts } from '../../core/index.js';
 
 type Policy = Records.UsageLimitPolicy;
 
@@ -43,73 +43,25 @@ export function period(reset: 'monthly' | 'weekly' | null | undefined, now: Date
   return { id: 'all', next: null };
 }
 
-export interface RequestFacts {
-  workspaceId: string;
-  workspaceSlug: string | undefined;
-  apiKeyId: string | null;
-  virtualKey: string | undefined;
-  provider: string | undefined;
-  model: string | undefined;
-  metadata: Record<string, string>;
+/** The acting workspace, as conditions name it (id or slug). */
+export function workspaceFacts(store: Store, workspaceId: string): WorkspaceFacts {
+  return { id: workspaceId, slug: store.c.workspaces.get(workspaceId)?.slug };
 }
 
-export function factsOf(ctx: GatewayContext, store: Store, workspaceId: string): RequestFacts {
-  const model = typeof ctx.body?.model === 'string' ? ctx.body.model : undefined;
-  const slug = model?.startsWith('@') ? model.slice(1, model.indexOf('/') === -1 ? undefined : model.indexOf('/')) : undefined;
-  return {
-    workspaceId,
-    workspaceSlug: store.c.workspaces.get(workspaceId)?.slug,
-    apiKeyId: ctx.get('principal')?.key_id ?? null,
-    virtualKey: headerString(ctx.headers, 'x-gateway-virtual-key'),
-    provider: slug ?? headerString(ctx.headers, 'x-gateway-provider'),
-    model,
-    metadata: ctx.metadata,
-  };
+/**
+ * `api_key:<id>|metadata.user:alice` for the policy's group_by keys. A missing value groups with
+ * the other requests missing it (as rate limits do): leaving a field out is no way around a budget.
+ */
+function valueKeyOf(p: Policy, ctx: GatewayContext, ws: WorkspaceFacts): string {
+  return p.group_by.map((g) => `${g.key}:${factOf(ctx, ws, g.key) ?? ''}`).join('|');
 }
 
-function factValue(f: RequestFacts, key: string): string | undefined {
-  switch (key) {
-    case 'workspace_id':
-      return f.workspaceId;
-    case 'api_key':
-      return f.apiKeyId ?? undefined;
-    case 'virtual_key':
-      return f.virtualKey;
-    case 'provider':
-      return f.provider;
-    case 'model':
-      return f.model;
-    default:
-      return key.startsWith('metadata.') ? f.metadata[key.slice('metadata.'.length)] : undefined;
-  }
-}
-
-function conditionsMatch(p: Policy, f: RequestFacts): boolean {
-  return p.conditions.every((c) => {
-    const v = factValue(f, c.key);
-    if (v === undefined) return false;
-    if (c.value === '*') return true;
-    return c.key === 'workspace_id' ? c.value === f.workspaceId || c.value === f.workspaceSlug : c.value === v;
-  });
-}
-
-/** `api_key:<id>` joined for every group_by key; null when a grouping value is missing. */
-function valueKeyOf(p: Policy, f: RequestFacts): string | null {
-  const parts: string[] = [];
-  for (const g of p.group_by) {
-    const v = factValue(f, g.key);
-    if (v === undefined) return null;
-    parts.push(`${g.key}:${v}`);
-  }
-  return parts.join('|');
-}
-
-export function policyBudgets(policies: ReadonlyArray<Policy>, f: RequestFacts, now: Date): Budget[] {
+export function policyBudgets(policies: ReadonlyArray<Policy>, ctx: GatewayContext, ws: WorkspaceFacts, now: Date): Budget[] {
   const out: Budget[] = [];
   for (const p of policies) {
-    if (p.status !== 'active' || p.workspace_id !== f.workspaceId || !conditionsMatch(p, f)) continue;
-    const valueKey = valueKeyOf(p, f);
-    if (valueKey === null) continue;
+    if (p.status !== 'active' || p.workspace_id !== ws.id) continue;
+    if (!p.conditions.every((c) => conditionHolds(ctx, ws, c.key, c.value))) continue;
+    const valueKey = valueKeyOf(p, ctx, ws);
     const per = period(p.periodic_reset, now);
     // Policy counters keep the admin API's entity id (`<policy>:<value key>`); a periodic reset
     // zeroes them (usage-limits.ts in admin-policies reads the same records).
@@ -133,24 +85,27 @@ function entityBudget(kind: string, id: string, limits: Records.UsageLimits | nu
   };
 }
 
-export function entityBudgets(store: Store, f: RequestFacts, now: Date): Budget[] {
+export function entityBudgets(store: Store, ctx: GatewayContext, ws: WorkspaceFacts, now: Date): Budget[] {
   const out: Budget[] = [];
-  if (f.apiKeyId !== null) {
-    const key = store.c.apiKeys.get(f.apiKeyId);
+  const apiKeyId = factOf(ctx, ws, 'api_key');
+  const virtualKey = factOf(ctx, ws, 'virtual_key');
+  const provider = factOf(ctx, ws, 'provider');
+  if (apiKeyId !== undefined) {
+    const key = store.c.apiKeys.get(apiKeyId);
     const b = key && entityBudget('api_key', key.id, key.usage_limits, key.last_reset_at ?? 'start', now, key.workspace_id);
     if (b) out.push({ ...b, exhaust: { kind: 'api_key', id: key!.id } });
   }
-  if (f.virtualKey !== undefined) {
-    const vk = store.c.virtualKeys.cachedBy('slug', f.virtualKey);
-    const b = vk && vk.workspace_id === f.workspaceId ? entityBudget('virtual_key', vk.id, vk.usage_limits, 'start', now, vk.workspace_id) : undefined;
+  if (virtualKey !== undefined) {
+    const vk = store.c.virtualKeys.cachedBy('slug', virtualKey);
+    const b = vk && vk.workspace_id === ws.id ? entityBudget('virtual_key', vk.id, vk.usage_limits, 'start', now, vk.workspace_id) : undefined;
     if (b) out.push({ ...b, exhaust: { kind: 'virtual_key', id: vk!.id } });
   }
-  const ws = store.c.workspaces.get(f.workspaceId);
-  const wsBudget = ws && entityBudget('workspace', ws.id, ws.usage_limits[0], 'start', now, ws.id);
+  const workspace = store.c.workspaces.get(ws.id);
+  const wsBudget = workspace && entityBudget('workspace', workspace.id, workspace.usage_limits[0], 'start', now, workspace.id);
   if (wsBudget) out.push(wsBudget);
-  if (f.provider !== undefined) {
-    const p = store.c.providers.cachedBy('slug', f.provider);
-    const b = p && p.workspace_id === f.workspaceId ? entityBudget('provider', p.id, p.usage_limits, 'start', now, p.workspace_id) : undefined;
+  if (provider !== undefined) {
+    const p = store.c.providers.cachedBy('slug', provider);
+    const b = p && p.workspace_id === ws.id ? entityBudget('provider', p.id, p.usage_limits, 'start', now, p.workspace_id) : undefined;
     if (b) out.push({ ...b, exhaust: { kind: 'provider', id: p!.id } });
   }
   return out;

@@ -26,7 +26,7 @@ import {
   type PricingService,
   type Records,
 } from '../../core/index.js';
-import { entityBudgets, factsOf, policyBudgets, type Budget } from './budgets.js';
+import { entityBudgets, policyBudgets, workspaceFacts, type Budget } from './budgets.js';
 import { createLedger } from './ledger.js';
 import { UsageErrors } from './errors.js';
 
@@ -85,9 +85,9 @@ export default definePlugin<Options>({
       onRequestBody(ctx) {
         if (ctx.route.kind !== 'model' && ctx.route.kind !== 'passthrough') return;
         const now = new Date();
-        const facts = factsOf(ctx, store, actingWorkspace(app, ctx));
+        const ws = workspaceFacts(store, actingWorkspace(app, ctx));
         const list = activePolicies();
-        const budgets = [...(list.length > 0 ? policyBudgets(list, facts, now) : []), ...entityBudgets(store, facts, now)];
+        const budgets = [...(list.length > 0 ? policyBudgets(list, ctx, ws, now) : []), ...entityBudgets(store, ctx, ws, now)];
         if (budgets.length === 0) return;
         for (const b of budgets) {
           if (!ledger.exhausted(b)) continue;
