@@ -8,12 +8,12 @@
  *   ctx.set('tenant', 'acme'); ctx.get('tenant') // string | undefined
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { randomUUID } from 'node:crypto';
 import type { GatewayError } from './errors.js';
 import type { RouteMatch } from './routes.js';
 import type { Target, RoutePlan } from './router/types.js';
 import type { Logger } from './logger.js';
 import type { Usage } from './usage/types.js';
+import { uuidv7 } from './store/ids.js';
 
 /** Per-request state declared by plugins through declaration merging. */
 // eslint-disable-next-line @typescript-eslint/no-empty-interface
@@ -121,7 +121,8 @@ export class GatewayContext {
     this.httpVersion = init.httpVersion;
     this.remoteAddress = init.remoteAddress ?? '';
     this.route = init.route;
-    this.id = randomUUID();
+    // UUIDv7: the request id is also the log record id, and time order makes logs listable newest first.
+    this.id = uuidv7();
     const trace = init.headers['x-gateway-trace-id'];
     // A caller's trace id is echoed, but bounded so a header cannot bloat logs and responses.
     this.traceId = typeof trace === 'string' && trace.length > 0 && trace.length <= 128 ? trace : this.id;

@@ -72,3 +72,5 @@ export { costOf } from './usage/cost.js';
 export type { PricingService, ModelPrice } from './usage/cost.js';
 export { factOf, conditionHolds } from './policy/facts.js';
 export type { WorkspaceFacts } from './policy/facts.js';
+export { buildLogRecord } from './observability/log-record.js';
+export type { LogRecord } from './observability/log-record.js';

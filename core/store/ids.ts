@@ -6,6 +6,21 @@ import { randomBytes } from 'node:crypto';
 
 let lastMs = 0;
 let seq = 0;
+// Random bytes drawn in blocks: every request id is a UUIDv7 now, and one randomBytes() call per
+// id would be a syscall-sized cost on the hot path (randomUUID pools its entropy the same way).
+const POOL_SIZE = 16 * 512;
+let pool = randomBytes(POOL_SIZE);
+let offset = 0;
+
+function random16(): Buffer {
+  if (offset + 16 > POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE);
+    offset = 0;
+  }
+  const out = Buffer.from(pool.subarray(offset, offset + 16));
+  offset += 16;
+  return out;
+}
 
 /** A UUIDv7 (RFC 9562): 48-bit ms timestamp, then random bits; monotonic within this process. */
 export function uuidv7(now = Date.now()): string {
@@ -15,7 +30,7 @@ export function uuidv7(now = Date.now()): string {
     if (seq === 0) now = ++lastMs;
   } else seq = 0;
   lastMs = now;
-  const b = randomBytes(16);
+  const b = random16();
   b.writeUIntBE(now, 0, 6);
   b[6] = 0x70 | ((seq >> 8) & 0x0f);
   b[7] = seq & 0xff;

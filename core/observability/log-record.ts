@@ -1,0 +1,109 @@
+/**
+ * The request log record: what one request was, who made it, where it went, how it ended, what it
+ * used and cost. Built once per request from the finished context, by one function, so the
+ * logging plugin, the analytics rollups and the metrics all see the same numbers.
+ *
+ * Field names follow the admin API's LogObject `metrics` row (snake_case). Secrets never enter a
+ * record: no credential header is copied, bodies are kept only when the logging plugin is told to
+ * (and it redacts them).
+ */
+import type { GatewayContext, Outcome } from '../context.js';
+import type { Usage } from '../usage/types.js';
+import { costOf, type PricingService } from '../usage/cost.js';
+import { headerValue } from '../upstream/headers.js';
+
+export interface LogRecord {
+  /** The request id (`x-gateway-request-id`), a UUIDv7: time-ordered. */
+  id: string;
+  created_at: string;
+  trace_id: string;
+  span_id: string | null;
+  parent_span_id: string | null;
+  span_name: string | null;
+  organisation_id: string | null;
+  workspace_id: string | null;
+  api_key_id: string | null;
+  virtual_key: string | null;
+  metadata: Record<string, string>;
+  method: string;
+  path: string;
+  /** `chat.completions`, …, `passthrough`, `plugin`, `not_found`. */
+  route: string;
+  provider: string | null;
+  model: string | null;
+  /** The config's source (`x-gateway-config`, `config:<slug>`, `virtual-key:<slug>`) or null. */
+  config: string | null;
+  last_used_option_index: string;
+  retry_count: number;
+  cache_status: string;
+  stream: boolean;
+  status: number;
+  is_success: boolean;
+  /** `gateway` | `upstream` | `plugin` */
+  source: Outcome['source'];
+  error_code: string | null;
+  aborted: boolean;
+  latency: { total_ms: number; upstream_ms: number; gateway_ms: number; ttfb_ms: number | null };
+  usage: Usage | null;
+  cost_cents: number;
+  priced_as: string | null;
+}
+
+function header(ctx: GatewayContext, name: string): string | null {
+  const v = headerValue(ctx.headers, name);
+  return v === undefined || v.length === 0 ? null : v.slice(0, 256);
+}
+
+const round = (ms: number): number => Math.round(ms * 1000) / 1000;
+
+/** The record of a finished request (call it from `onDone`). */
+export function buildLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingService): LogRecord {
+  const principal = ctx.get('principal');
+  const route = ctx.route.kind === 'model' ? ctx.route.name : ctx.route.kind;
+  const body = ctx.body;
+  const requested = typeof body?.model === 'string' ? body.model : null;
+  const overridden = ctx.target?.overrideParams?.model;
+  const model = typeof overridden === 'string' ? overridden : requested?.replace(/^@[^/]+\//, '') ?? null;
+  const provider = ctx.provider ?? null;
+  const usage = ctx.usage ?? null;
+  const cost = usage && provider && model ? costOf(usage, provider, model, pricing) : { cents: 0, priced_as: null };
+  const t = ctx.timings;
+  const error = outcome.error ?? outcome.streamError;
+  return {
+    id: ctx.id,
+    created_at: new Date(Date.now() - outcome.durationMs).toISOString(),
+    trace_id: ctx.traceId,
+    span_id: header(ctx, 'x-gateway-span-id'),
+    parent_span_id: header(ctx, 'x-gateway-parent-span-id'),
+    span_name: header(ctx, 'x-gateway-span-name'),
+    organisation_id: principal?.organisation_id ?? null,
+    workspace_id: principal?.acting_workspace_id ?? null,
+    api_key_id: principal?.key_id ?? null,
+    virtual_key: header(ctx, 'x-gateway-virtual-key'),
+    metadata: ctx.metadata,
+    method: ctx.method,
+    path: ctx.path.slice(0, 512),
+    route,
+    provider,
+    model,
+    config: ctx.plan?.source ?? null,
+    last_used_option_index: ctx.optionPath,
+    retry_count: ctx.retryCount,
+    cache_status: ctx.cacheStatus,
+    stream: ctx.wantsStream,
+    status: outcome.status,
+    is_success: outcome.status >= 200 && outcome.status < 400 && outcome.streamError === undefined && !outcome.aborted,
+    source: outcome.source,
+    error_code: error?.code ?? null,
+    aborted: outcome.aborted,
+    latency: {
+      total_ms: round(outcome.durationMs),
+      upstream_ms: round(outcome.upstreamMs),
+      gateway_ms: round(Math.max(0, outcome.durationMs - outcome.upstreamMs)),
+      ttfb_ms: t.firstByte > 0 ? round(t.firstByte - t.start) : null,
+    },
+    usage,
+    cost_cents: cost.cents,
+    priced_as: cost.priced_as,
+  };
+}
