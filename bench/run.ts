@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: starts the mock, the bare Node proxy and the gateway as separate pinned
- * processes, runs every scenario in `bench/scenarios/` against all three, prints the tables and
- * pass/fail, and writes `bench/results/latest.json`. See bench/README.md for how to read it.
+ * processes (plus a governance gateway when a selected scenario needs one), runs every scenario
+ * in `bench/scenarios/` against them, prints the tables and pass/fail, and writes
+ * `bench/results/latest.json`. See bench/README.md for how to read it.
  *
  * This file only orchestrates; process handling, load tools and statistics live in bench/lib/.
  */
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
   }
   const unknown = options.only.filter((name) => !scenarios.some((s) => s.name === name));
   if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
+  const selected = scenarios.filter((s) => options.only.length === 0 || options.only.includes(s.name));
   installCleanup(log);
 
   // Before pinning: pinning this process to one CPU would make it report 1 core.
@@ -44,13 +46,12 @@ async function main(): Promise<void> {
   for (const note of tools.notes) log(note);
   log(`pinning: ${pinning.description}`);
 
-  const started = await startTargets({ pinning, profile: options.profile, log });
+  const started = await startTargets({ pinning, profile: options.profile, governance: selected.some((s) => s.needsGovernance === true), log });
   const idleRss = { direct: readRss(started.targets[0]!.pid), bare: readRss(started.targets[1]!.pid), gateway: readRss(started.targets[2]!.pid) };
-  const ctx: BenchContext = { targets: started.targets, options, tools, pinning, idleRss, log };
+  const ctx: BenchContext = { targets: started.targets, governance: started.governance, options, tools, pinning, idleRss, log };
 
   const results: ScenarioResult[] = [];
-  for (const scenario of scenarios) {
-    if (options.only.length > 0 && !options.only.includes(scenario.name)) continue;
+  for (const scenario of selected) {
     if (isStopping()) break;
     try {
       results.push(await scenario.run(ctx));

@@ -1,11 +1,11 @@
 /**
- * Shared by the closed-loop scenarios (throughput, c=1 latency): warm up, measure, repeat per
- * round and target, and reduce the rounds to medians.
+ * Shared by the closed-loop scenarios (throughput, c=1 latency, governance, cache hit): warm up,
+ * measure, repeat per round and endpoint, and reduce the rounds to medians.
  */
 import type { LoadResult, LoadTool } from './load-tool.js';
-import { interleaved, type BenchContext } from './scenario.js';
+import type { BenchContext } from './scenario.js';
 import { median, round } from './stats.js';
-import type { TargetName } from './targets.js';
+import type { BenchRequest, TargetName } from './targets.js';
 
 export interface TargetSummary {
   rps: number;
@@ -16,10 +16,19 @@ export interface TargetSummary {
   errors: number;
 }
 
-export interface LoadRounds {
-  rounds: Record<TargetName, LoadResult[]>;
-  summary: Record<TargetName, TargetSummary>;
+export interface LoadRounds<N extends string = TargetName> {
+  rounds: Record<N, LoadResult[]>;
+  summary: Record<N, TargetSummary>;
 }
+
+/** What a load run is pointed at: one of the three targets, or the governance gateway with its own request. */
+export interface LoadEndpoint<N extends string> {
+  readonly name: N;
+  readonly origin: string;
+  readonly request: BenchRequest;
+}
+
+export type Percentile = 'p50' | 'p90' | 'p99' | 'p999';
 
 function summarise(results: LoadResult[]): TargetSummary {
   const p999 = results.map((r) => r.latencyMs.p999).filter((v): v is number => v !== undefined);
@@ -33,16 +42,43 @@ function summarise(results: LoadResult[]): TargetSummary {
   };
 }
 
-export async function loadRounds(ctx: BenchContext, tool: LoadTool, label: string, connections: number): Promise<LoadRounds> {
-  const rounds = await interleaved(ctx, label, async (target) => {
-    const spec = { origin: target.origin, request: target.chatRequest(), connections };
-    if (ctx.options.warmup > 0) await tool.run({ ...spec, durationSec: ctx.options.warmup });
-    return tool.run({ ...spec, durationSec: ctx.options.duration });
-  });
-  return { rounds, summary: { direct: summarise(rounds.direct), bare: summarise(rounds.bare), gateway: summarise(rounds.gateway) } };
+/** The three targets with the small chat completion: throughput and c=1 latency. */
+export function loadRounds(ctx: BenchContext, tool: LoadTool, label: string, connections: number): Promise<LoadRounds> {
+  return endpointRounds(ctx, tool, { label, connections, endpoints: ctx.targets.map((t) => ({ name: t.name, origin: t.origin, request: t.chatRequest() })) });
 }
 
-/** Notes for any target that saw errors: a fast error is not a fast proxy. */
-export function errorNotes(summary: Record<TargetName, TargetSummary>): string[] {
-  return (Object.keys(summary) as TargetName[]).filter((n) => summary[n].errors > 0).map((n) => `${n}: ${summary[n].errors} errors (non-2xx or socket) — its numbers are suspect`);
+/**
+ * Any endpoints, interleaved like the targets (round 1: each endpoint in order; round 2: …), so
+ * machine drift spreads over all of them; each run is preceded by its own warm-up.
+ */
+export async function endpointRounds<N extends string>(
+  ctx: BenchContext,
+  tool: LoadTool,
+  run: { label: string; connections: number; endpoints: ReadonlyArray<LoadEndpoint<N>> },
+): Promise<LoadRounds<N>> {
+  const rounds = Object.fromEntries(run.endpoints.map((e) => [e.name, []])) as unknown as Record<N, LoadResult[]>;
+  for (let r = 1; r <= ctx.options.rounds; r++) {
+    for (const endpoint of run.endpoints) {
+      ctx.log(`${run.label}: round ${r}/${ctx.options.rounds}, ${endpoint.name}`);
+      const spec = { origin: endpoint.origin, request: endpoint.request, connections: run.connections };
+      if (ctx.options.warmup > 0) await tool.run({ ...spec, durationSec: ctx.options.warmup });
+      rounds[endpoint.name].push(await tool.run({ ...spec, durationSec: ctx.options.duration }));
+    }
+  }
+  const summary = Object.fromEntries(run.endpoints.map((e) => [e.name, summarise(rounds[e.name])])) as unknown as Record<N, TargetSummary>;
+  return { rounds, summary };
+}
+
+/**
+ * Latency `name` adds over `base` at one percentile: the difference is taken per round (both
+ * measured in the same round) and the median of those is reported, so drift between rounds cancels.
+ */
+export function addedLatency<N extends string>(rounds: Record<N, LoadResult[]>, name: N, base: N, pct: Percentile): number {
+  const diffs = rounds[name].map((r, i) => (r.latencyMs[pct] ?? Number.NaN) - (rounds[base][i]?.latencyMs[pct] ?? Number.NaN));
+  return round(median(diffs));
+}
+
+/** Notes for any endpoint that saw errors: a fast error is not a fast proxy. */
+export function errorNotes<N extends string>(summary: Record<N, TargetSummary>): string[] {
+  return (Object.keys(summary) as N[]).filter((n) => summary[n].errors > 0).map((n) => `${n}: ${summary[n].errors} errors (non-2xx or socket) — its numbers are suspect`);
 }

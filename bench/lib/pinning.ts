@@ -3,7 +3,7 @@
  * (it runs the streaming client) share one CPU; the proxy under test gets the other to itself.
  *
  *   CPU A: mock upstream, wrk / h2load, bench orchestrator (SSE client)
- *   CPU B: bare proxy, gateway      (one under load at a time: rounds are interleaved)
+ *   CPU B: bare proxy, gateway, governance gateway   (one under load at a time: rounds are interleaved)
  *
  * Numbers from different pinnings are not comparable, so the layout is recorded in the results.
  */
@@ -58,7 +58,7 @@ export async function planPinning(disabled: boolean): Promise<Pinning> {
     enabled: true,
     loadCpu,
     proxyCpu,
-    description: `mock + load generators + orchestrator on CPU ${loadCpu}; proxy under test (bare, gateway) on CPU ${proxyCpu} (taskset)`,
+    description: `mock + load generators + orchestrator on CPU ${loadCpu}; proxy under test (bare, gateway, governance gateway) on CPU ${proxyCpu} (taskset)`,
     wrap(role, command, args) {
       return { command: 'taskset', args: ['-c', String(role === 'load' ? loadCpu : proxyCpu), command, ...args] };
     },

@@ -3,6 +3,7 @@
  * the started targets and returns its numbers; it never starts or stops processes, so adding one
  * (cache hit, full governance pipeline) is a new file plus one line in `scenarios/index.ts`.
  */
+import type { GovernanceGateway } from './governance-gateway.js';
 import type { BenchOptions } from './options.js';
 import type { Pinning } from './pinning.js';
 import type { RssSample } from './rss.js';
@@ -13,6 +14,8 @@ import type { Tools } from './tools.js';
 export interface BenchContext {
   /** In measuring order: direct, bare, gateway. */
   readonly targets: readonly Target[];
+  /** The second gateway with the governance pipeline; null unless a selected scenario needs it. */
+  readonly governance: GovernanceGateway | null;
   readonly options: BenchOptions;
   readonly tools: Tools;
   readonly pinning: Pinning;
@@ -51,7 +54,15 @@ export interface ScenarioResult {
 export interface Scenario {
   readonly name: string;
   readonly isolates: string;
+  /** The run starts the governance gateway (and provisions it) only when a selected scenario says so. */
+  readonly needsGovernance?: boolean;
   run(ctx: BenchContext): Promise<ScenarioResult>;
+}
+
+/** The governance gateway, which run.ts started because the scenario declared `needsGovernance`. */
+export function governanceOf(ctx: BenchContext): GovernanceGateway {
+  if (ctx.governance === null) throw new Error('the governance gateway was not started (set needsGovernance on the scenario)');
+  return ctx.governance;
 }
 
 /** Finds a target by name (all three always exist). */

@@ -1,12 +1,16 @@
 /**
  * Every scenario, in running order. Memory runs last so its "after load" follows all the load.
- * A new scenario (cache hit, full governance pipeline) is a file here and one entry below.
+ * A new scenario is a file here and one entry below; one that needs the governance gateway sets
+ * `needsGovernance` and run.ts starts it.
  */
 import type { Scenario } from '../lib/scenario.js';
+import { cacheHit } from './cache-hit.js';
+import { eventLoop } from './event-loop.js';
+import { governance } from './governance.js';
 import { h2c } from './h2c.js';
 import { latencyC1 } from './latency-c1.js';
 import { memory } from './memory.js';
 import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
 
-export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, memory];
+export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, governance, cacheHit, eventLoop, memory];
