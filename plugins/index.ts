@@ -16,6 +16,7 @@ export const standardPlugins: PluginCatalog = {
   'admin-catalog': () => import('./admin-catalog/index.js'),
   'admin-resources': () => import('./admin-resources/index.js'),
   'rate-limit': () => import('./rate-limit/index.js'),
+  analytics: () => import('./analytics/index.js'),
   metrics: () => import('./metrics/index.js'),
   otel: () => import('./otel/index.js'),
 };

@@ -4,6 +4,7 @@
  * `needsGovernance` and run.ts starts it.
  */
 import type { Scenario } from '../lib/scenario.js';
+import { analytics } from './analytics.js';
 import { cacheHit } from './cache-hit.js';
 import { eventLoop } from './event-loop.js';
 import { governance } from './governance.js';
@@ -13,4 +14,4 @@ import { memory } from './memory.js';
 import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
 
-export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, governance, cacheHit, eventLoop, memory];
+export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, governance, cacheHit, eventLoop, analytics, memory];

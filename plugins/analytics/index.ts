@@ -1,0 +1,75 @@
+/**
+ * The `analytics` plugin: per-minute rollups of finished requests, and the analytics API that
+ * reads them (admin-api.md §16).
+ *
+ *   onUpstreamRequest   remembers the first target tried (to tell a fallback from a load balance)
+ *   onDone              builds the log record and adds it to its bucket in memory (rollup.ts)
+ *   every flush_ms      buckets are added to analytics_minutes and analytics_hours in LMDB
+ *   GET /v1/analytics/… folds the buckets of the range; request logs are never scanned
+ *
+ * Put it first in the pipeline: response hooks run in reverse, so the first plugin sees the final
+ * outcome of everything after it. Only model calls and pass-through calls are counted (the
+ * admin API and health checks are not traffic). `meterUsage` makes the core measure tokens.
+ */
+import { adminRoutes, buildLogRecord, definePlugin, type GatewayContext, type Outcome, type PricingService } from '../../core/index.js';
+import { analyticsOptionsSchema, type AnalyticsOptions } from './schema.js';
+import { createRollup, openBucketDbs } from './rollup.js';
+import { analyticsRoutes } from './routes.js';
+import { openFeedback } from './feedback.js';
+import { oldestMinute, startRetention } from './retention.js';
+
+declare module '../../core/context.js' {
+  interface ContextVars {
+    /** The option path of the first upstream attempt (`config.targets[0]`, …). */
+    analyticsFirstOption: string;
+  }
+}
+
+export default definePlugin<AnalyticsOptions>({
+  name: 'analytics',
+  configSchema: analyticsOptionsSchema,
+  setup(app, options) {
+    const root = app.store.root;
+    const dbs = openBucketDbs(root);
+    const rollup = createRollup(root, dbs, options, app.log);
+    const stopRetention = startRetention(dbs, options, app.log);
+
+    // Looked up on first use: the pricing service comes from a plugin that may be later in the
+    // pipeline, or absent (then costs are 0, and that is said once).
+    let pricing: PricingService | null | undefined;
+    const pricer = (): PricingService | undefined => {
+      if (pricing === undefined) {
+        try {
+          pricing = app.service('pricing');
+        } catch {
+          pricing = null;
+          app.log.warn('analytics: no pricing service in the pipeline (admin-catalog); costs are counted as 0');
+        }
+      }
+      return pricing ?? undefined;
+    };
+
+    return {
+      meterUsage: true,
+      onUpstreamRequest(ctx, attempt) {
+        if (attempt.number === 0) ctx.set('analyticsFirstOption', attempt.target.path ?? 'config');
+      },
+      onDone(ctx: GatewayContext, outcome: Outcome) {
+        if (ctx.route.kind !== 'model' && ctx.route.kind !== 'passthrough') return;
+        const record = buildLogRecord(ctx, outcome, pricer());
+        const first = ctx.get('analyticsFirstOption');
+        rollup.add(record, {
+          error: record.status >= 400 || outcome.streamError !== undefined,
+          // A success from another target than the first one tried. (A load balancer choosing
+          // `targets[1]` is its first try, so it is not a rescue.)
+          fallback: record.is_success && first !== undefined && first !== record.last_used_option_index,
+        });
+      },
+      routes: adminRoutes(app, analyticsRoutes({ dbs, feedback: openFeedback(root), oldestMinute: () => oldestMinute(options.minute_retention_days) })),
+      async close() {
+        stopRetention();
+        await rollup.close();
+      },
+    };
+  },
+});

@@ -1,0 +1,120 @@
+/**
+ * The analytics API (admin-api.md §16, our conventions): twelve graphs, the cache summary and
+ * three group lists, all `GET`, scope `analytics.view`, level workspace (a workspace key reads its
+ * own workspace; an organisation key every workspace, or the one it names).
+ *
+ * Every route reads rollup buckets (see query.ts), never request logs.
+ */
+import { defineAdminRoute, S, type AdminInput, type AnyAdminRoute } from '../../core/index.js';
+import type { Database, Key } from 'lmdb';
+import { cacheSummary, graphs, timestamp, type Graph } from './graphs.js';
+import { sums } from './folds.js';
+import { feedbackSeries } from './feedback.js';
+import { groupSchemas, metadataGroup, modelsGroup, usersGroup, type Page } from './groups.js';
+import { commonParams, hasDimensionFilters, queryOf, REQUIRED_PARAMS, type CommonParams } from './params.js';
+import { scan, type Query, type Visit } from './query.js';
+import type { BucketDbs } from './rollup.js';
+import type { UserCounts } from './bucket.js';
+import { AnalyticsErrors } from './errors.js';
+
+export interface RouteDeps {
+  dbs: BucketDbs;
+  feedback: Database<unknown, Key>;
+  /** Minute buckets before this minute are pruned. */
+  oldestMinute(): number;
+}
+
+type Params = CommonParams & Partial<Page>;
+
+const base = { method: 'GET', resource: 'analytics', action: 'read', scope: 'analytics.view', level: 'workspace', workspaceDefault: 'all' } as const;
+const query = (extra: Record<string, S.JsonSchema> = {}): S.JsonSchema => ({ properties: { ...commonParams, ...extra }, required: REQUIRED_PARAMS });
+
+function graphResponse(summary: Record<string, S.JsonSchema>, point: Record<string, S.JsonSchema>): S.JsonSchema {
+  return S.record({
+    summary: S.record(summary),
+    data_points: { type: 'array', items: S.record(point) },
+    object: { type: 'string', const: 'analytics-graph' },
+  });
+}
+
+export function analyticsRoutes(deps: RouteDeps): AnyAdminRoute[] {
+  const { dbs } = deps;
+  const queryFor = (input: AdminInput<never, Params>): Query => queryOf(input, deps.oldestMinute());
+  const scanner = (q: Query) => (visit: Visit) => scan(dbs.buckets, q, deps.oldestMinute(), visit);
+  const userScanner = (q: Query) => (visit: Visit<UserCounts>) => scan(dbs.users, q, deps.oldestMinute(), visit);
+
+  const graphRoute = (g: Graph): AnyAdminRoute =>
+    defineAdminRoute<never, Params>({
+      ...base,
+      path: `/v1/analytics/graphs/${g.path}`,
+      summary: `Analytics graph: ${g.summary}`,
+      query: query(),
+      response: graphResponse(g.summaryFields, g.pointFields),
+      handler(input) {
+        const q = queryFor(input);
+        return { ...g.run(dbs, q, deps.oldestMinute()), object: 'analytics-graph' };
+      },
+    });
+
+  const feedbacks = defineAdminRoute<never, Params>({
+    ...base,
+    path: '/v1/analytics/graphs/feedbacks',
+    summary: 'Analytics graph: feedback received',
+    query: query(),
+    response: graphResponse({ total: S.int }, { timestamp: S.str, total: S.int }),
+    handler(input) {
+      const q = queryFor(input);
+      // Feedback is counted from its own records, which carry none of the rollup dimensions.
+      if (hasDimensionFilters(q.filters)) throw AnalyticsErrors.unsupportedFilter('Feedback cannot be filtered by status, model, API key or metadata.');
+      const s = feedbackSeries(deps.feedback, q);
+      return { summary: s.total, data_points: s.points.map((p) => ({ timestamp: timestamp(p.minute), total: p.acc.total })), object: 'analytics-graph' };
+    },
+  });
+
+  const cache = defineAdminRoute<never, Params>({
+    ...base,
+    path: '/v1/analytics/summary/cache',
+    summary: 'Cache summary: hits, their mean latency, total requests, speedup over a miss (%)',
+    query: query(),
+    response: S.record({
+      summary: S.record({ hits: S.int, avg_latency: S.num, total_requests: S.int, cache_speedup: S.num }),
+      object: { type: 'string', const: 'analytics-summary' },
+    }),
+    handler(input) {
+      const total = sums.fresh();
+      scanner(queryFor(input))((bucket, key) => sums.add(total, bucket, key));
+      return { summary: cacheSummary(total), object: 'analytics-summary' };
+    },
+  });
+
+  const paged = { ...S.pagination };
+  const page = (p: Params): Page => ({ current_page: p.current_page ?? 0, page_size: p.page_size ?? S.PAGE_SIZE_DEFAULT });
+  const groups = [
+    defineAdminRoute<never, Params>({
+      ...base,
+      path: '/v1/analytics/groups/users',
+      summary: 'Requests and cost per user (`metadata._user`, else the API key), most requests first',
+      query: query(paged),
+      response: groupSchemas.users,
+      handler: (input) => usersGroup(userScanner(queryFor(input)), page(input.query)),
+    }),
+    defineAdminRoute<never, Params>({
+      ...base,
+      path: '/v1/analytics/groups/ai-models',
+      summary: 'Requests per model, most requests first',
+      query: query(paged),
+      response: groupSchemas.models,
+      handler: (input) => modelsGroup(scanner(queryFor(input)), page(input.query)),
+    }),
+    defineAdminRoute<never, Params>({
+      ...base,
+      path: '/v1/analytics/groups/metadata/:key',
+      summary: 'Requests, cost and tokens per value of one metadata key, most requests first',
+      query: query(paged),
+      response: groupSchemas.metadata,
+      handler: (input) => metadataGroup(scanner(queryFor(input)), input.params.key!, page(input.query)),
+    }),
+  ];
+
+  return [...graphs.map(graphRoute), feedbacks, cache, ...groups];
+}
