@@ -11,7 +11,10 @@ export interface Reply {
   readonly [kReply]: true;
   status: number;
   headers: Record<string, string>;
-  /** A JSON value (serialized once), a string, or raw bytes. `undefined` sends no body. */
+  /**
+   * A JSON value (serialized once), a string, raw bytes, or an async iterable of chunks (a
+   * Readable, an async generator: streamed with backpressure). `undefined` sends no body.
+   */
   body: unknown;
 }
 

@@ -7,12 +7,17 @@ import type { GatewayContext } from './context.js';
 import type { ResponseHead } from './plugin.js';
 import { runHooks, runObservers, upTo } from './pipeline.js';
 import { reply as makeReply, type Reply } from './reply.js';
-import type { GatewayError } from './errors.js';
+import { toGatewayError, type GatewayError } from './errors.js';
 import type { ResponseWriter } from './response-writer.js';
 import type { Runtime } from './runtime.js';
 
 /** Every plugin's response hooks run (the request reached the terminal stage). */
 export const ALL_PLUGINS = Number.MAX_SAFE_INTEGER;
+
+/** A streamed reply body: a Readable, an async generator, any async iterable of chunks. */
+export function isStreamBody(body: unknown): body is AsyncIterable<Buffer | string> {
+  return typeof body === 'object' && body !== null && !Buffer.isBuffer(body) && typeof (body as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function';
+}
 
 function encode(reply: Reply): { body: Buffer | string | undefined; json: boolean } {
   const b = reply.body;
@@ -42,6 +47,7 @@ export async function sendReply(rt: Runtime, ctx: GatewayContext, out: ResponseW
     if (stop?.reply) return sendRaw(rt, ctx, out, stop.reply, options);
     if (stop?.error) return sendRaw(rt, ctx, out, errorReply(ctx, stop.error), options);
   }
+  if (isStreamBody(reply.body)) return sendStream(rt, ctx, out, head, reply.body, options);
   if (out.pinged) {
     // The head already went out as an event stream (pings): the answer can only be an error event.
     out.failStream(typeof reply.body === 'object' && reply.body !== null ? (reply.body as Record<string, unknown>) : { error: { message: String(reply.body) } }, true);
@@ -49,6 +55,43 @@ export async function sendReply(rt: Runtime, ctx: GatewayContext, out: ResponseW
     out.send(head.status, head.headers, body, options.proxied);
   }
   await finish(rt, ctx, body, options.limit);
+}
+
+/**
+ * Streams a reply body with backpressure (a `false` write waits for `drain`, or for the client to
+ * go away). The first chunk is read before the head goes out, so a source that fails at once is
+ * still an ordinary error reply; a failure after the head cuts the response (failStream).
+ * `onResponseBody` does not run for streamed replies (there is no whole body to hand over).
+ */
+async function sendStream(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, head: ResponseHead, body: AsyncIterable<Buffer | string>, options: SendOptions): Promise<void> {
+  const it = body[Symbol.asyncIterator]();
+  try {
+    let next = await it.next();
+    if (!out.writable) return;
+    delete head.headers['content-length'];
+    out.writeHead(head.status, head.headers, options.proxied);
+    while (!next.done) {
+      if (!out.writable) break;
+      if (!out.write(next.value)) {
+        await new Promise<void>((resolve) => {
+          const off = ctx.onAbort(resolve);
+          out.onDrain(() => (off(), resolve()));
+        });
+      }
+      next = await it.next();
+    }
+    if (out.writable) out.end();
+  } catch (err) {
+    if (!out.headersSent) throw err;
+    const error = toGatewayError(err);
+    ctx.log.warn('streamed reply failed', { code: error.code, err });
+    ctx.streamError = error;
+    out.failStream(error, false);
+  } finally {
+    // Lets a generator run its cleanup (close cursors, files) when the loop ended early.
+    await it.return?.();
+  }
+  await runObservers(upTo(rt.pipeline.onResponseEnd, options.limit), ctx, (fn) => fn(ctx));
 }
 
 /** Sends a reply without running onResponseHeaders again (used after a hook replaced the answer). */

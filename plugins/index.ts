@@ -19,4 +19,5 @@ export const standardPlugins: PluginCatalog = {
   analytics: () => import('./analytics/index.js'),
   metrics: () => import('./metrics/index.js'),
   otel: () => import('./otel/index.js'),
+  logging: () => import('./logging/index.js'),
 };

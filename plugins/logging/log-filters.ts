@@ -1,0 +1,97 @@
+/**
+ * The filters of GET /v1/logs: a query string → a time window (a key range, see scan.ts) and a
+ * predicate on the rest. Exact matches on the record's fields; `status` is a comma list;
+ * `metadata` a JSON object whose every pair must match.
+ */
+import { AdminErrors, S, type Records } from '../../core/index.js';
+import type { StoredLog } from './log-db.js';
+
+export interface LogListQuery {
+  start_time?: string;
+  end_time?: string;
+  status?: string;
+  model?: string;
+  provider?: string;
+  trace_id?: string;
+  workspace_id?: string;
+  api_key_id?: string;
+  metadata?: string;
+  current_page: number;
+  page_size: number;
+}
+
+const str255 = { type: 'string', minLength: 1, maxLength: 255 };
+
+export const logListQuerySchema: S.JsonSchema = {
+  properties: {
+    start_time: S.dateTime,
+    end_time: S.dateTime,
+    status: { type: 'string', pattern: '^\\s*\\d{3}\\s*(,\\s*\\d{3}\\s*)*$', maxLength: 1024, description: 'Comma list of HTTP statuses, e.g. `200,429`.' },
+    model: str255,
+    provider: str255,
+    trace_id: { type: 'string', minLength: 1, maxLength: 128 },
+    workspace_id: S.workspaceRef,
+    api_key_id: str255,
+    metadata: { type: 'string', maxLength: 4096, description: 'A JSON object, e.g. `{"env":"prod"}`: every pair must match.' },
+    ...S.pagination,
+  },
+};
+
+export interface LogFilter {
+  fromMs: number | undefined;
+  toMs: number | undefined;
+  match(record: StoredLog): boolean;
+}
+
+/** `{"a":"1"}` → `[["a","1"]]`; a value that is not a JSON object of scalars is a 400 on `param`. */
+export function metadataPairs(raw: unknown, param: string): Array<[string, string]> {
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw AdminErrors.invalid(`${param} must be a JSON object, e.g. {"env":"prod"}.`, param);
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw AdminErrors.invalid(`${param} must be a JSON object, e.g. {"env":"prod"}.`, param);
+  }
+  return Object.entries(value).map(([k, v]) => {
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
+      throw AdminErrors.invalid(`${param}.${k.slice(0, 64)} must be a string.`, param);
+    }
+    return [k, String(v)];
+  });
+}
+
+/** Metadata values are stored as strings (the core stringifies numbers and booleans too). */
+export const metadataMatches = (record: { metadata: Record<string, string> }, pairs: ReadonlyArray<[string, string]>): boolean =>
+  pairs.every(([k, v]) => record.metadata[k] === v);
+
+const timeOf = (iso: string | undefined): number | undefined => (iso === undefined ? undefined : new Date(iso).getTime());
+
+export function logFilter(query: LogListQuery, workspace: Records.Workspace | null): LogFilter {
+  const fromMs = timeOf(query.start_time);
+  const toMs = timeOf(query.end_time);
+  if (fromMs !== undefined && toMs !== undefined && fromMs > toMs) throw AdminErrors.invalid('start_time must not be after end_time.', 'start_time');
+  // ISO strings in UTC (`…Z`) compare in time order as strings, which is how records store them.
+  const from = fromMs === undefined ? undefined : new Date(fromMs).toISOString();
+  const to = toMs === undefined ? undefined : new Date(toMs).toISOString();
+  const statuses = query.status === undefined ? undefined : new Set(query.status.split(',').map((s) => Number(s.trim())));
+  const pairs = query.metadata === undefined ? [] : metadataPairs(query.metadata, 'metadata');
+  const workspaceId = workspace?.id;
+  return {
+    fromMs,
+    toMs,
+    match: (r) =>
+      (workspaceId === undefined || r.workspace_id === workspaceId) &&
+      (from === undefined || r.created_at >= from) &&
+      (to === undefined || r.created_at <= to) &&
+      (statuses === undefined || statuses.has(r.status)) &&
+      (query.model === undefined || r.model === query.model) &&
+      (query.provider === undefined || r.provider === query.provider) &&
+      (query.trace_id === undefined || r.trace_id === query.trace_id) &&
+      (query.api_key_id === undefined || r.api_key_id === query.api_key_id) &&
+      metadataMatches(r, pairs),
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * Response schemas of the log routes. The admin framework serializes with them
+ * (fast-json-stringify), so only the fields listed here ever leave.
+ */
+import { S } from '../../core/index.js';
+
+const nullableNum = { type: 'number', nullable: true };
+
+const usageSchema = {
+  type: 'object',
+  nullable: true,
+  properties: {
+    prompt_tokens: S.int,
+    completion_tokens: S.int,
+    total_tokens: S.int,
+    cached_tokens: S.int,
+    reasoning_tokens: S.int,
+    source: S.str,
+  },
+};
+
+const fields: Record<string, S.JsonSchema> = {
+  id: S.str,
+  created_at: S.str,
+  trace_id: S.str,
+  span_id: S.strOrNull,
+  parent_span_id: S.strOrNull,
+  span_name: S.strOrNull,
+  organisation_id: S.strOrNull,
+  workspace_id: S.strOrNull,
+  api_key_id: S.strOrNull,
+  virtual_key: S.strOrNull,
+  metadata: S.stringMap,
+  method: S.str,
+  path: S.str,
+  route: S.str,
+  provider: S.strOrNull,
+  model: S.strOrNull,
+  config: S.strOrNull,
+  last_used_option_index: S.str,
+  retry_count: S.int,
+  cache_status: S.str,
+  stream: S.bool,
+  status: S.int,
+  is_success: S.bool,
+  source: S.str,
+  error_code: S.strOrNull,
+  aborted: S.bool,
+  latency: S.record({ total_ms: S.num, upstream_ms: S.num, gateway_ms: S.num, ttfb_ms: nullableNum }),
+  usage: usageSchema,
+  cost_cents: S.num,
+  priced_as: S.strOrNull,
+  request_body: S.strOrNull,
+  response_body: S.strOrNull,
+};
+
+/** One request log (GET /v1/logs/:id, and each item of GET /v1/logs). */
+export const logSchema = S.record(
+  fields,
+  Object.keys(fields).filter((k) => k !== 'request_body' && k !== 'response_body'),
+);
