@@ -4,11 +4,16 @@
  */
 import type { ProviderAdapter } from './types.js';
 import { openai } from './openai.js';
+import { presetAdapters } from './presets.js';
+import { azureOpenAI } from './azure-openai.js';
+
+/** Every adapter the gateway ships; plugins add more with `app.registerProvider`. */
+export const BUILT_IN_ADAPTERS: ReadonlyArray<ProviderAdapter> = [openai, azureOpenAI, ...presetAdapters];
 
 export class ProviderRegistry {
   readonly #adapters = new Map<string, ProviderAdapter>();
 
-  constructor(builtIn: ReadonlyArray<ProviderAdapter> = [openai]) {
+  constructor(builtIn: ReadonlyArray<ProviderAdapter> = BUILT_IN_ADAPTERS) {
     for (const adapter of builtIn) this.register(adapter);
   }
 

@@ -89,6 +89,12 @@ export function directTarget(rt: Runtime, ctx: GatewayContext): Target {
   if (timeout !== undefined) target.requestTimeout = timeout;
   const forward = forwardHeadersHeader(ctx);
   if (forward !== undefined) target.forwardHeaders = forward;
+  // Provider fields in direct mode: `x-gateway-azure-resource-name: r` → `azure_resource_name`.
+  for (const name in ctx.headers) {
+    if (!name.startsWith('x-gateway-azure-')) continue;
+    const value = headerValue(ctx.headers, name);
+    if (value !== undefined) (target.providerOptions ??= {})[`azure_${name.slice('x-gateway-azure-'.length).replace(/-/g, '_')}`] = value.slice(0, 256);
+  }
   return target;
 }
 

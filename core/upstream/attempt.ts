@@ -19,7 +19,7 @@ import type { ResponseHead, UpstreamAttempt } from '../plugin.js';
 import type { Target } from '../router/types.js';
 import type { ResponseWriter } from '../response-writer.js';
 import type { Runtime } from '../runtime.js';
-import { Errors, type GatewayError } from '../errors.js';
+import { Errors, isGatewayError, toGatewayError, type GatewayError } from '../errors.js';
 import { runHooks, runObservers } from '../pipeline.js';
 import { ALL_PLUGINS, sendReply } from '../respond.js';
 import { SseParser, serializeSse, type SseEvent } from '../sse/sse-parser.js';
@@ -77,13 +77,15 @@ export async function runAttempt(
     return { kind: 'failed', error: Errors.unsupportedRoute(`Provider "${adapter.id}" does not serve ${ctx.path}.`) };
   }
   const upstreamPath = ctx.route.kind === 'model' || ctx.route.kind === 'passthrough' ? ctx.route.upstreamPath : ctx.path;
-  const href = adapter.url
-    ? adapter.url({ target, route, upstreamPath, search: ctx.search })
-    : joinUrl(target.customHost ?? adapter.baseUrl, upstreamPath, ctx.search);
   let url: URL;
   try {
+    const href = adapter.url
+      ? adapter.url({ target, route, upstreamPath, search: ctx.search })
+      : joinUrl(target.customHost ?? adapter.baseUrl, upstreamPath, ctx.search);
     url = new URL(href);
   } catch (err) {
+    // An adapter that cannot build its URL (missing provider fields) says why; a bad URL is the host's.
+    if (isGatewayError(err)) return { kind: 'failed', error: toGatewayError(err) };
     return { kind: 'failed', error: Errors.invalidCustomHost('The upstream URL is not valid.', { cause: err }) };
   }
 
