@@ -22,7 +22,7 @@ export type { ErrorType, GatewayErrorOptions } from './errors.js';
 export type { SseEvent } from './sse/sse-parser.js';
 export { SseParser, serializeSse } from './sse/sse-parser.js';
 export type { Target, RoutePlan } from './router/types.js';
-export type { ProviderAdapter } from './providers/types.js';
+export type { ProviderAdapter, Translator, TranslateContext, TranslatedRequest, StreamTranslator } from './providers/types.js';
 export { openAICompatible } from './providers/openai.js';
 export type { ModelRoute, RouteMatch } from './routes.js';
 export type { Logger } from './logger.js';
