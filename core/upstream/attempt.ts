@@ -23,7 +23,9 @@ import { Errors, isGatewayError, toGatewayError, type GatewayError } from '../er
 import { runHooks, runObservers } from '../pipeline.js';
 import { ALL_PLUGINS, sendReply } from '../respond.js';
 import { SseParser, serializeSse, type SseEvent } from '../sse/sse-parser.js';
-import { downstreamHeaders, upstreamRequestHeaders } from './headers.js';
+import { downstreamHeaders, headerValue, upstreamRequestHeaders } from './headers.js';
+import type { StreamTranslator, TranslateContext, TranslatedRequest, Translator } from '../providers/types.js';
+import { reply as makeReply } from '../reply.js';
 import { UsageMeter, needsUsageInjection, withUsageRequested } from '../usage/meter.js';
 import { settleUsage } from '../usage/estimate.js';
 import { upstreamFailure } from './errors.js';
@@ -47,6 +49,14 @@ export interface AttemptOptions {
 const MAX_BUFFERED_ERROR = 1 << 20;
 /** A non-SSE body captured for `onResponseBody` observers is bounded; past it the capture stops. */
 const MAX_CAPTURE = 16 << 20;
+
+function parseJson(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return bytes.toString('utf8');
+  }
+}
 
 /** Deadlines up to this long are timed precisely by the attempt; longer ones by undici. */
 const PRECISE_TIMEOUT_LIMIT_MS = 30_000;
@@ -77,11 +87,25 @@ export async function runAttempt(
     return { kind: 'failed', error: Errors.unsupportedRoute(`Provider "${adapter.id}" does not serve ${ctx.path}.`) };
   }
   const upstreamPath = ctx.route.kind === 'model' || ctx.route.kind === 'passthrough' ? ctx.route.upstreamPath : ctx.path;
+  // A dialect translates model-route calls; pass-through reaches the provider's own API untouched.
+  const translator = route !== undefined ? adapter.translate : undefined;
+  if (translator !== undefined && !translator.routes.has(route!)) {
+    return { kind: 'failed', error: Errors.unsupportedRoute(`Provider "${adapter.id}" does not serve ${ctx.path}.`) };
+  }
+  let translation: Translation | undefined;
   let url: URL;
   try {
-    const href = adapter.url
-      ? adapter.url({ target, route, upstreamPath, search: ctx.search })
-      : joinUrl(target.customHost ?? adapter.baseUrl, upstreamPath, ctx.search);
+    if (translator !== undefined) {
+      const overrides = target.overrideParams;
+      const request = overrides !== undefined ? { ...ctx.body, ...overrides } : { ...ctx.body };
+      const tctx: TranslateContext = { route: route!, target, request, strict: headerValue(ctx.headers, 'x-gateway-strict-provider-compliance') !== 'false' };
+      translation = { translator, ctx: tctx, request: translator.request(tctx) };
+    }
+    const href = translation !== undefined
+      ? joinUrl(target.customHost ?? adapter.baseUrl, translation.request.path, '')
+      : adapter.url
+        ? adapter.url({ target, route, upstreamPath, search: ctx.search })
+        : joinUrl(target.customHost ?? adapter.baseUrl, upstreamPath, ctx.search);
     url = new URL(href);
   } catch (err) {
     // An adapter that cannot build its URL (missing provider fields) says why; a bad URL is the host's.
@@ -90,7 +114,7 @@ export async function runAttempt(
   }
 
   // Metering asks OpenAI-style streams for their usage chunk, even when the client did not.
-  const inject = rt.pipeline.metering && route !== undefined && needsUsageInjection(route, ctx.body);
+  const inject = rt.pipeline.metering && route !== undefined && translation === undefined && needsUsageInjection(route, ctx.body);
   const attempt: UpstreamAttempt = {
     number: options.number,
     target,
@@ -102,8 +126,9 @@ export async function runAttempt(
       extra: target.headers,
       forward: target.forwardHeaders,
     }),
-    body: requestBody(ctx, target, inject),
+    body: translation !== undefined ? JSON.stringify(translation.request.body) : requestBody(ctx, target, inject),
   };
+  if (translation !== undefined) Object.assign(attempt.headers, { 'content-type': 'application/json' }, translation.request.headers);
   ctx.target = target;
   ctx.provider = target.provider;
   ctx.optionPath = target.path ?? 'config';
@@ -123,7 +148,7 @@ export async function runAttempt(
   const timeout = target.requestTimeout ?? rt.config.upstream.request_timeout;
   return new Promise<AttemptResult>((resolve) => {
     const meter = rt.pipeline.metering && route !== undefined ? new UsageMeter(inject) : undefined;
-    const call = new UpstreamCall(rt, ctx, out, attempt, options.final, resolve, meter);
+    const call = new UpstreamCall(rt, ctx, out, attempt, options.final, resolve, meter, translation);
     ctx.timings.upstreamStart = performance.now();
     // undici's timers tick about every half second: fine for the default 10 minutes, too coarse for
     // a config's 200 ms. Short deadlines get a precise timer of their own.
@@ -154,7 +179,14 @@ function requestBody(ctx: GatewayContext, target: Target, injectUsage: boolean):
   return ctx.rawBody !== undefined && ctx.rawBody.length > 0 ? ctx.rawBody : null;
 }
 
-type Mode = 'waiting' | 'holding' | 'committed' | 'buffering' | 'late' | 'done';
+/** A model-route call to a provider with its own dialect. */
+interface Translation {
+  translator: Translator;
+  ctx: TranslateContext;
+  request: TranslatedRequest;
+}
+
+type Mode = 'waiting' | 'holding' | 'committed' | 'buffering' | 'late' | 'translating' | 'done';
 
 /**
  * The undici dispatch handler for one attempt. States:
@@ -192,7 +224,11 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     private readonly final: boolean,
     private readonly resolve: (result: AttemptResult) => void,
     private readonly meter: UsageMeter | undefined,
+    private readonly translation: Translation | undefined,
   ) {}
+
+  /** Provider events → OpenAI events, for a translated stream. */
+  #streamT: StreamTranslator | undefined;
 
   /**
    * The per-attempt deadline for the response head, counted from dispatch (queueing for a pooled
@@ -231,6 +267,15 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     if (!ok && !this.final) {
       this.#mode = 'buffering';
       return;
+    }
+    if (this.translation !== undefined && !(ok && this.#sse)) {
+      // A dialect's JSON answer (or error) is translated whole, then sent as a reply.
+      this.#mode = 'translating';
+      return;
+    }
+    if (this.translation !== undefined) {
+      this.#streamT = this.translation.translator.stream(this.translation.ctx);
+      delete head.headers['content-length'];
     }
     if (this.out.pinged) {
       // Pings already sent a 200 event-stream head. A matching answer streams on; any other is
@@ -302,6 +347,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
       case 'buffering':
       case 'late':
       case 'holding':
+      case 'translating':
         if (this.#size + chunk.length <= MAX_BUFFERED_ERROR || this.#mode !== 'buffering') {
           this.#chunks.push(chunk);
           this.#size += chunk.length;
@@ -327,11 +373,13 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   }
 
   /** Meters the events, runs the chunk hooks (reverse order) over them and writes what they keep. */
-  #writeEvents(events: SseEvent[]): boolean {
+  #writeEvents(events: SseEvent[], translated = false): boolean {
     if (events.length === 0) return true;
     const hooks = this.rt.pipeline.onResponseChunk ?? [];
+    const streamT = this.#streamT;
+    const source = streamT !== undefined && !translated ? events.flatMap((e) => streamT.event(e)) : events;
     let text = '';
-    for (const parsed of events) {
+    for (const parsed of source) {
       const first = this.meter === undefined ? parsed : this.meter.event(parsed);
       if (first === null) continue;
       let batch: SseEvent[] = [first];
@@ -365,12 +413,26 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     switch (this.#mode) {
       case 'committed': {
         if (this.#parser !== undefined) this.#writeEvents(this.#parser.end());
+        if (this.#streamT !== undefined) this.#writeEvents(this.#streamT.end(), true);
         this.out.end();
         this.#finish({ kind: 'sent' }, true);
         return;
       }
-      case 'buffering':
-        this.#finish({ kind: 'upstream_error', status: this.#status, headers: this.#headers, body: Buffer.concat(this.#chunks) }, false);
+      case 'buffering': {
+        let body = Buffer.concat(this.#chunks);
+        let headers = this.#headers;
+        if (this.translation !== undefined) {
+          // Held for a possible fallback: in the client's dialect, should it become the answer.
+          body = Buffer.from(JSON.stringify(this.translation.translator.error(this.translation.ctx, this.#status, parseJson(body))));
+          headers = { ...headers, 'content-type': 'application/json' };
+          delete headers['content-length'];
+          delete headers['content-encoding'];
+        }
+        this.#finish({ kind: 'upstream_error', status: this.#status, headers, body }, false);
+        return;
+      }
+      case 'translating':
+        this.#endTranslated();
         return;
       case 'late':
         this.#endLate();
@@ -381,6 +443,40 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
       default:
         return;
     }
+  }
+
+  /** A dialect's whole answer: translate it and send it as a reply (hooks, metering and all). */
+  #endTranslated(): void {
+    const t = this.translation!;
+    const status = this.#status;
+    const ok = status >= 200 && status < 300;
+    let body: Record<string, unknown>;
+    try {
+      const parsed = parseJson(Buffer.concat(this.#chunks));
+      body = ok ? t.translator.response(t.ctx, parsed) : t.translator.error(t.ctx, status, parsed);
+    } catch (err) {
+      this.#finish({ kind: 'failed', error: Errors.upstreamInvalidResponse(undefined, { cause: err }) }, false);
+      return;
+    }
+    const bytes = Buffer.from(JSON.stringify(body));
+    const headers = downstreamHeaders(this.#headers) as Record<string, string>;
+    delete headers['content-length'];
+    delete headers['content-encoding'];
+    headers['content-type'] = 'application/json';
+    if (!ok) headers['x-gateway-error-source'] = 'upstream';
+    this.#mode = 'done';
+    clearTimeout(this.#deadline);
+    this.#offAbort?.();
+    void (async () => {
+      if (this.meter !== undefined && ok) {
+        this.meter.body(bytes);
+        this.ctx.usage = await settleUsage(this.rt, this.ctx, this.meter);
+      }
+      await sendReply(this.rt, this.ctx, this.out, makeReply(status, bytes, headers), { limit: ALL_PLUGINS, proxied: true });
+    })().then(
+      () => this.resolve({ kind: 'sent' }),
+      (err: unknown) => this.resolve({ kind: 'failed', error: toGatewayError(err) }),
+    );
   }
 
   /** The head went out as events before the answer came; express the answer as events. */
@@ -412,6 +508,10 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
       return;
     }
     const failure = upstreamFailure(err, this.attempt.url.origin);
+    if (mode === 'translating') {
+      this.#finish({ kind: 'failed', error: failure }, false);
+      return;
+    }
     if (mode === 'committed' || mode === 'late') {
       const gw = Errors.upstreamStreamFailed(undefined, { cause: err });
       this.ctx.streamError = gw;
