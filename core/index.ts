@@ -74,3 +74,4 @@ export { factOf, conditionHolds } from './policy/facts.js';
 export type { WorkspaceFacts } from './policy/facts.js';
 export { buildLogRecord } from './observability/log-record.js';
 export type { LogRecord } from './observability/log-record.js';
+export { optionalService } from './services.js';

@@ -11,7 +11,8 @@
  * outcome of everything after it. Only model calls and pass-through calls are counted (the
  * admin API and health checks are not traffic). `meterUsage` makes the core measure tokens.
  */
-import { adminRoutes, buildLogRecord, definePlugin, type GatewayContext, type Outcome, type PricingService } from '../../core/index.js';
+import {
+  optionalService, adminRoutes, buildLogRecord, definePlugin, type GatewayContext, type Outcome } from '../../core/index.js';
 import { analyticsOptionsSchema, type AnalyticsOptions } from './schema.js';
 import { createRollup, openBucketDbs } from './rollup.js';
 import { analyticsRoutes } from './routes.js';
@@ -34,20 +35,7 @@ export default definePlugin<AnalyticsOptions>({
     const rollup = createRollup(root, dbs, options, app.log);
     const stopRetention = startRetention(dbs, options, app.log);
 
-    // Looked up on first use: the pricing service comes from a plugin that may be later in the
-    // pipeline, or absent (then costs are 0, and that is said once).
-    let pricing: PricingService | null | undefined;
-    const pricer = (): PricingService | undefined => {
-      if (pricing === undefined) {
-        try {
-          pricing = app.service('pricing');
-        } catch {
-          pricing = null;
-          app.log.warn('analytics: no pricing service in the pipeline (admin-catalog); costs are counted as 0');
-        }
-      }
-      return pricing ?? undefined;
-    };
+    const pricer = optionalService(app, 'pricing', 'costs are counted as 0');
 
     return {
       meterUsage: true,

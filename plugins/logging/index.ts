@@ -22,7 +22,7 @@ import {
   type LogRecord,
   type Outcome,
   type PluginHooks,
-  type PricingService,
+  optionalService,
   type SseEvent,
 } from '../../core/index.js';
 import { loggingOptionsSchema, type LoggingOptions } from './schema.js';
@@ -74,19 +74,8 @@ export default definePlugin<LoggingOptions>({
     });
     app.provide('log-stats', { dropped: () => logStats.dropped, queued: () => writer.queued });
 
-    // The pricing service comes from a plugin later in the pipeline: looked up at the first request.
-    let pricing: PricingService | null | undefined;
-    function pricer(): PricingService | undefined {
-      if (pricing === undefined) {
-        try {
-          pricing = app.service('pricing');
-        } catch {
-          pricing = null;
-          app.log.warn('no pricing service in the pipeline (admin-catalog): logged costs are 0');
-        }
-      }
-      return pricing ?? undefined;
-    }
+    // The pricing service may come from a plugin later in the pipeline: looked up at the first request.
+    const pricer = optionalService(app, 'pricing', 'logged costs are 0');
 
     function onDone(ctx: GatewayContext, outcome: Outcome): void {
       writer.push({ record: buildLogRecord(ctx, outcome, pricer()), bodies: capture?.take(ctx) });

@@ -13,7 +13,8 @@
  * Per process: in cluster mode each worker has its own counters, and a scrape reaches one of
  * them (label the target per worker, or run one worker, to see all).
  */
-import { authorize, AdminErrors, buildLogRecord, definePlugin, reply, type PricingService, type RouteDefinition } from '../../core/index.js';
+import {
+  optionalService, authorize, AdminErrors, buildLogRecord, definePlugin, reply, type RouteDefinition } from '../../core/index.js';
 import { metricsOptionsSchema, type MetricsOptions } from './schema.js';
 import { createRequestMetrics } from './instruments.js';
 import { registerLiveGauges } from './live-gauges.js';
@@ -29,17 +30,7 @@ export default definePlugin<MetricsOptions>({
     if (!tokenQueue) app.log.debug('the token counter shows no pool stats: no gateway_token_queue_depth');
     const processMetrics = processRegistry();
 
-    let pricing: PricingService | null | undefined;
-    const pricer = (): PricingService | undefined => {
-      if (pricing === undefined) {
-        try {
-          pricing = app.service('pricing');
-        } catch {
-          pricing = null; // no admin-catalog in the pipeline: costs are 0
-        }
-      }
-      return pricing ?? undefined;
-    };
+    const pricer = optionalService(app, 'pricing', 'costs are counted as 0');
 
     const route: RouteDefinition = {
       method: 'GET',

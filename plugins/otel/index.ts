@@ -14,7 +14,8 @@
  *
  * Without `endpoint` the plugin does nothing at all: no hooks, no headers, no metering.
  */
-import { buildLogRecord, definePlugin, headerString, type GatewayContext, type PricingService } from '../../core/index.js';
+import {
+  optionalService, buildLogRecord, definePlugin, headerString, type GatewayContext } from '../../core/index.js';
 import { otelOptionsSchema, type OtelOptions } from './schema.js';
 import { asTraceId, formatTraceparent, newSpanId, newTraceId, parseTraceparent, sampledByRatio } from './trace-context.js';
 import { buildSpan, type SpanState } from './span.js';
@@ -51,17 +52,7 @@ export default definePlugin<OtelOptions>({
       log: app.log,
     });
 
-    let pricing: PricingService | null | undefined;
-    const pricer = (): PricingService | undefined => {
-      if (pricing === undefined) {
-        try {
-          pricing = app.service('pricing');
-        } catch {
-          pricing = null; // no admin-catalog in the pipeline: gateway.cost_cents is 0
-        }
-      }
-      return pricing ?? undefined;
-    };
+    const pricer = optionalService(app, 'pricing', 'costs are counted as 0');
 
     /** The gateway span's ids, made the first time a hook needs them (onDone at the latest). */
     function spanOf(ctx: GatewayContext): SpanState {

@@ -15,6 +15,7 @@
  * (API keys) or the policy entity reset routes start over at once.
  */
 import {
+  optionalService,
   actingWorkspace,
   costOf,
   defineAdminRoute,
@@ -23,7 +24,6 @@ import {
   listPage,
   S,
   type GatewayContext,
-  type PricingService,
   type Records,
 } from '../../core/index.js';
 import { entityBudgets, policyBudgets, workspaceFacts, type Budget } from './budgets.js';
@@ -50,18 +50,7 @@ export default definePlugin<Options>({
   setup(app, options) {
     const store = app.store;
     const ledger = createLedger(store, options.flush_ms, (a) => app.log.warn(a.kind === 'exhausted' ? 'usage budget exhausted' : 'usage budget alert threshold crossed', { budget: a.budget, value_key: a.value_key, usage: a.usage, limit: a.limit }));
-    let pricing: PricingService | null | undefined;
-    const pricer = (): PricingService | undefined => {
-      if (pricing === undefined) {
-        try {
-          pricing = app.service('pricing');
-        } catch {
-          pricing = null; // no admin-catalog: cost budgets see 0 cost, and say so once
-          app.log.warn('no pricing service in the pipeline (admin-catalog): cost budgets cannot be priced');
-        }
-      }
-      return pricing ?? undefined;
-    };
+    const pricer = optionalService(app, 'pricing', 'costs are counted as 0');
     let policies: Records.UsageLimitPolicy[] = [];
     let policiesVersion = -1;
     const activePolicies = (): Records.UsageLimitPolicy[] => {
