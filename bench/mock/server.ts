@@ -5,12 +5,13 @@
  *           ─► fail_first gate ─► hang? ─► delay ─► reset? ─► status? error : route ─► writeReply
  *
  * Routes are picked by method and path; each belongs to a dialect that knows how its provider
- * phrases errors. Today every route is OpenAI's; Anthropic, Gemini and Bedrock routes slot
- * into `ROUTES` (or `findRoute` for patterned paths) with their own dialects.
+ * phrases errors: OpenAI's routes, and Anthropic's `/v1/messages`. Gemini and Bedrock routes
+ * slot into `ROUTES` (or `findRoute` for patterned paths) with their own dialects.
  */
 
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { messagesRoute } from './anthropic.js';
 import { hasFault, parseDirectives, withoutFaults, type Directives } from './directives.js';
 import { echoRoute, fileContentRoute, isFileContentPath, modelsRoute } from './echo.js';
 import { embeddingsRoute } from './embedding.js';
@@ -70,6 +71,7 @@ const ROUTES: ReadonlyMap<string, Route> = new Map([
   ['POST /v1/embeddings', embeddingsRoute],
   ['POST /v1/moderations', moderationsRoute],
   ['POST /v1/responses', responsesRoute],
+  ['POST /v1/messages', messagesRoute],
   ['GET /v1/models', modelsRoute],
 ]);
 

@@ -6,9 +6,10 @@ import type { ProviderAdapter } from './types.js';
 import { openai } from './openai.js';
 import { presetAdapters } from './presets.js';
 import { azureOpenAI } from './azure-openai.js';
+import { anthropic } from './anthropic/index.js';
 
 /** Every adapter the gateway ships; plugins add more with `app.registerProvider`. */
-export const BUILT_IN_ADAPTERS: ReadonlyArray<ProviderAdapter> = [openai, azureOpenAI, ...presetAdapters];
+export const BUILT_IN_ADAPTERS: ReadonlyArray<ProviderAdapter> = [openai, azureOpenAI, anthropic, ...presetAdapters];
 
 export class ProviderRegistry {
   readonly #adapters = new Map<string, ProviderAdapter>();

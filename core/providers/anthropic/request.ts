@@ -1,0 +1,206 @@
+/**
+ * OpenAI chat completion request → Anthropic `POST /messages` body.
+ *
+ * The body is built from an allow-list: Anthropic rejects unknown fields with a 400, so OpenAI
+ * parameters it has no twin for (`n`, `logprobs`, `response_format`, …) are dropped, not forwarded.
+ *
+ * Message shape rules that Anthropic enforces and OpenAI does not:
+ * - `system`/`developer` messages are a top-level `system` field, not turns;
+ * - turns alternate user/assistant, so consecutive same-role turns merge (a `tool` message is a
+ *   user turn holding a `tool_result` block);
+ * - in a user turn, `tool_result` blocks come before any other block;
+ * - text blocks must not be empty.
+ */
+import type { TranslateContext, TranslatedRequest } from '../types.js';
+import { isRecord, stringField, type ImageSource, type Json, type RequestBlock, type RequestMessage } from './wire.js';
+
+/** Anthropic requires `max_tokens`; OpenAI callers usually omit it. */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+export function buildRequest(ctx: TranslateContext): TranslatedRequest {
+  const req = ctx.request;
+  const { system, messages } = splitMessages(Array.isArray(req.messages) ? req.messages : []);
+  const body: Json = { model: req.model, messages };
+  if (system.length > 0) body.system = system;
+  body.max_tokens = maxTokens(req);
+
+  const stop = stopSequences(req.stop);
+  if (stop.length > 0) body.stop_sequences = stop;
+  if (typeof req.temperature === 'number') body.temperature = req.temperature;
+  if (typeof req.top_p === 'number') body.top_p = req.top_p;
+  if (req.stream === true) body.stream = true;
+  if (typeof req.user === 'string' && req.user.length > 0) body.metadata = { user_id: req.user };
+
+  const tools = toolList(req.tools);
+  if (tools.length > 0) body.tools = tools;
+  const choice = toolChoice(req.tool_choice, req.parallel_tool_calls);
+  // Anthropic rejects tool_choice without tools; OpenAI ignores it.
+  if (choice !== undefined && tools.length > 0) body.tool_choice = choice;
+
+  // Extended thinking is an Anthropic extra; strict OpenAI compliance means the client did not opt in.
+  if (!ctx.strict && isRecord(req.thinking)) body.thinking = req.thinking;
+  return { path: '/messages', body };
+}
+
+function maxTokens(req: Json): number {
+  for (const value of [req.max_completion_tokens, req.max_tokens]) {
+    if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
+  }
+  return DEFAULT_MAX_TOKENS;
+}
+
+function stopSequences(stop: unknown): string[] {
+  if (typeof stop === 'string') return stop.length > 0 ? [stop] : [];
+  if (!Array.isArray(stop)) return [];
+  return stop.filter((s): s is string => typeof s === 'string' && s.length > 0);
+}
+
+function splitMessages(input: unknown[]): { system: { type: 'text'; text: string }[]; messages: RequestMessage[] } {
+  const system: { type: 'text'; text: string }[] = [];
+  const messages: RequestMessage[] = [];
+  for (const message of input) {
+    if (!isRecord(message)) continue;
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        for (const text of texts(message.content)) system.push({ type: 'text', text });
+        break;
+      case 'user':
+        push(messages, 'user', userBlocks(message.content));
+        break;
+      case 'assistant':
+        push(messages, 'assistant', assistantBlocks(message));
+        break;
+      case 'tool':
+        push(messages, 'user', [toolResult(message)]);
+        break;
+      default:
+        break;
+    }
+  }
+  return { system, messages };
+}
+
+/** Appends a turn, merging it into the previous one when the role repeats. */
+function push(messages: RequestMessage[], role: 'user' | 'assistant', blocks: RequestBlock[]): void {
+  if (blocks.length === 0) return;
+  const last = messages.at(-1);
+  if (last === undefined || last.role !== role) {
+    messages.push({ role, content: blocks });
+    return;
+  }
+  last.content.push(...blocks);
+  // Anthropic wants tool results first in a user turn; a stable sort keeps each group's order.
+  if (role === 'user') last.content.sort((a, b) => rank(a) - rank(b));
+}
+
+function rank(block: RequestBlock): number {
+  return block.type === 'tool_result' ? 0 : 1;
+}
+
+/** Non-empty text pieces of an OpenAI content value (a string or parts). */
+function texts(content: unknown): string[] {
+  if (typeof content === 'string') return content.length > 0 ? [content] : [];
+  if (!Array.isArray(content)) return [];
+  const out: string[] = [];
+  for (const part of content) {
+    if (isRecord(part) && part.type === 'text' && typeof part.text === 'string' && part.text.length > 0) {
+      out.push(part.text);
+    }
+  }
+  return out;
+}
+
+function userBlocks(content: unknown): RequestBlock[] {
+  if (!Array.isArray(content)) return texts(content).map((text) => ({ type: 'text', text }));
+  const blocks: RequestBlock[] = [];
+  for (const part of content) {
+    if (!isRecord(part)) continue;
+    if (part.type === 'text' && typeof part.text === 'string' && part.text.length > 0) {
+      blocks.push({ type: 'text', text: part.text });
+    } else if (part.type === 'image_url') {
+      const block = imageBlock(part.image_url);
+      if (block !== undefined) blocks.push(block);
+    }
+  }
+  return blocks;
+}
+
+const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
+
+/** `image_url` (`{url}` or a bare string): a data URL becomes a base64 source, anything else a url source. */
+function imageBlock(imageUrl: unknown): RequestBlock | undefined {
+  const url = typeof imageUrl === 'string' ? imageUrl : isRecord(imageUrl) ? stringField(imageUrl, 'url') : undefined;
+  if (url === undefined || url.length === 0) return undefined;
+  const data = DATA_URL.exec(url);
+  if (data === null) return { type: 'image', source: { type: 'url', url } };
+  const source: ImageSource = { type: 'base64', media_type: data[1], data: data[2] };
+  // PDFs ride in image_url in some OpenAI clients; Anthropic takes them only as documents.
+  return data[1] === 'application/pdf' ? { type: 'document', source } : { type: 'image', source };
+}
+
+function assistantBlocks(message: Json): RequestBlock[] {
+  const blocks: RequestBlock[] = texts(message.content).map((text) => ({ type: 'text', text }));
+  if (!Array.isArray(message.tool_calls)) return blocks;
+  for (const call of message.tool_calls) {
+    if (!isRecord(call) || !isRecord(call.function)) continue;
+    blocks.push({
+      type: 'tool_use',
+      id: stringField(call, 'id') ?? '',
+      name: stringField(call.function, 'name') ?? '',
+      input: parseArguments(call.function.arguments),
+    });
+  }
+  return blocks;
+}
+
+/** Tool arguments are a JSON string in OpenAI and an object in Anthropic; anything unparsable is `{}`. */
+function parseArguments(args: unknown): Json {
+  if (typeof args !== 'string' || args.length === 0) return {};
+  try {
+    const value: unknown = JSON.parse(args);
+    return isRecord(value) ? value : {};
+  } catch {
+    return {};
+  }
+}
+
+function toolResult(message: Json): RequestBlock {
+  const id = stringField(message, 'tool_call_id') ?? '';
+  const content = message.content;
+  if (typeof content === 'string' || !Array.isArray(content)) {
+    return { type: 'tool_result', tool_use_id: id, content: typeof content === 'string' ? content : '' };
+  }
+  return { type: 'tool_result', tool_use_id: id, content: texts(content).map((text) => ({ type: 'text', text })) };
+}
+
+function toolList(tools: unknown): Json[] {
+  if (!Array.isArray(tools)) return [];
+  const out: Json[] = [];
+  for (const tool of tools) {
+    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) continue;
+    const fn = tool.function;
+    const name = stringField(fn, 'name');
+    if (name === undefined) continue;
+    const mapped: Json = { name };
+    const description = stringField(fn, 'description');
+    if (description !== undefined) mapped.description = description;
+    // Anthropic requires a schema; a parameterless OpenAI function means "no arguments".
+    mapped.input_schema = isRecord(fn.parameters) ? fn.parameters : { type: 'object', properties: {} };
+    out.push(mapped);
+  }
+  return out;
+}
+
+function toolChoice(choice: unknown, parallel: unknown): Json | undefined {
+  let mapped: Json | undefined;
+  if (choice === 'auto') mapped = { type: 'auto' };
+  else if (choice === 'required') mapped = { type: 'any' };
+  else if (choice === 'none') mapped = { type: 'none' };
+  else if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string') {
+    mapped = { type: 'tool', name: choice.function.name };
+  }
+  // Anthropic puts the parallel switch inside tool_choice; `none` calls no tool, so it has none.
+  if (parallel === false && mapped?.type !== 'none') mapped = { ...(mapped ?? { type: 'auto' }), disable_parallel_tool_use: true };
+  return mapped;
+}
