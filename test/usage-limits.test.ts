@@ -5,7 +5,7 @@
 import t from 'tap';
 import { request } from 'undici';
 import { startGateway, startMock, direct, ADMIN_KEY } from './helpers/gateway.js';
-import { period } from '../plugins/usage-limits/budgets.js';
+import { period, policyBudgets } from '../plugins/usage-limits/budgets.js';
 import { DEFAULT_WORKSPACE_SCOPES } from '../core/auth/scopes.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -92,5 +92,16 @@ t.test('usage limits', async (t) => {
     t.same(period('monthly', new Date('2026-11-21T07:00:00Z')), { id: '2026-11', next: Date.UTC(2026, 11, 1) });
     t.same(period('weekly', new Date('2026-11-21T07:00:00Z')), { id: 'w2026-11-16', next: Date.UTC(2026, 10, 23) }, 'weeks start on Monday');
     t.same(period(null, new Date()), { id: 'all', next: null });
+  });
+
+  t.test('a periodic policy budget starts a fresh counter each period', async (t) => {
+    const now = new Date('2026-11-21T07:00:00Z');
+    const base = { id: 'p1', name: null, conditions: [], group_by: [{ key: 'api_key' }], type: 'tokens' as const, credit_limit: 10, alert_threshold: null, next_usage_reset_at: null, last_reset_at: null, status: 'active' as const, workspace_id: 'ws', organisation_id: 'o', created_at: '', last_updated_at: '' };
+    const fakeCtx = { get: () => ({ key_id: 'k1' }), headers: {}, metadata: {}, body: {}, plan: undefined } as unknown as Parameters<typeof policyBudgets>[1];
+    const monthly = policyBudgets([{ ...base, periodic_reset: 'monthly' }], fakeCtx, { id: 'ws', slug: 'default' }, now);
+    const cumulative = policyBudgets([{ ...base, periodic_reset: null }], fakeCtx, { id: 'ws', slug: 'default' }, now);
+    t.equal(monthly[0]?.counterId, 'p1:api_key:k1@2026-11');
+    t.equal(cumulative[0]?.counterId, 'p1:api_key:k1');
+    t.not(policyBudgets([{ ...base, periodic_reset: 'monthly' }], fakeCtx, { id: 'ws', slug: 'default' }, new Date('2026-12-01T00:00:01Z'))[0]?.counterId, monthly[0]?.counterId, 'next month: another counter');
   });
 });

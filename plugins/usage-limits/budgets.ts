@@ -63,9 +63,10 @@ export function policyBudgets(policies: ReadonlyArray<Policy>, ctx: GatewayConte
     if (!p.conditions.every((c) => conditionHolds(ctx, ws, c.key, c.value))) continue;
     const valueKey = valueKeyOf(p, ctx, ws);
     const per = period(p.periodic_reset, now);
-    // Policy counters keep the admin API's entity id (`<policy>:<value key>`); a periodic reset
-    // zeroes them (usage-limits.ts in admin-policies reads the same records).
-    out.push({ counterId: `${p.id}:${valueKey}`, owner: p.id, valueKey, type: p.type, limit: p.credit_limit, alertThreshold: p.alert_threshold, workspaceId: p.workspace_id, resetsAt: per.next });
+    // A cumulative policy's counter is `<policy>:<value key>` (the admin API's entity id); a
+    // periodic one adds its period, so a new week or month starts a fresh counter by itself.
+    const counterId = per.next === null ? `${p.id}:${valueKey}` : `${p.id}:${valueKey}@${per.id}`;
+    out.push({ counterId, owner: p.id, valueKey, type: p.type, limit: p.credit_limit, alertThreshold: p.alert_threshold, workspaceId: p.workspace_id, resetsAt: per.next });
   }
   return out;
 }
