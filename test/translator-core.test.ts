@@ -98,3 +98,22 @@ t.test('dialect translation in the core', async (t) => {
     t.equal((JSON.parse(r.text) as { error: { code: string } }).error.code, 'unsupported_route');
   });
 });
+
+t.test('regression: a translated stream is translated even when nothing meters or reads events', async (t) => {
+  const mock = await startMock(t);
+  const bare = definePlugin({
+    name: 'shout-only',
+    setup(app) {
+      app.registerProvider({ id: 'shout', baseUrl: `${mock.url}/v1`, authHeaders: () => ({}), translate: shout });
+    },
+  }) as PluginDefinition<never>;
+  const gw = await startGateway(t, { yaml: 'pipeline: [shout-only]\n', plugins: { 'shout-only': bare } });
+  const res = await request(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-gateway-provider': 'shout' },
+    body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'quiet' }] }),
+  });
+  const text = await res.body.text();
+  t.match(text, /MOCK/, 'the dialect upper-cased the deltas');
+  t.notMatch(text, /"content":"Mock/, 'no untranslated provider event reached the client');
+});

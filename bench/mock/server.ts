@@ -12,6 +12,7 @@
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { messagesRoute } from './anthropic.js';
+import { generateContentRoute, isGeminiPath } from './gemini.js';
 import { hasFault, parseDirectives, withoutFaults, type Directives } from './directives.js';
 import { echoRoute, fileContentRoute, isFileContentPath, modelsRoute } from './echo.js';
 import { embeddingsRoute } from './embedding.js';
@@ -182,6 +183,7 @@ function findRoute(method: string, pathname: string): Route {
   const route = ROUTES.get(`${method} ${pathname}`);
   if (route !== undefined) return route;
   if (method === 'GET' && isFileContentPath(pathname)) return fileContentRoute;
+  if (method === 'POST' && isGeminiPath(pathname)) return generateContentRoute;
   return echoRoute;
 }
 

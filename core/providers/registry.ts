@@ -7,9 +7,10 @@ import { openai } from './openai.js';
 import { presetAdapters } from './presets.js';
 import { azureOpenAI } from './azure-openai.js';
 import { anthropic } from './anthropic/index.js';
+import { google } from './google/index.js';
 
 /** Every adapter the gateway ships; plugins add more with `app.registerProvider`. */
-export const BUILT_IN_ADAPTERS: ReadonlyArray<ProviderAdapter> = [openai, azureOpenAI, anthropic, ...presetAdapters];
+export const BUILT_IN_ADAPTERS: ReadonlyArray<ProviderAdapter> = [openai, azureOpenAI, anthropic, google, ...presetAdapters];
 
 export class ProviderRegistry {
   readonly #adapters = new Map<string, ProviderAdapter>();

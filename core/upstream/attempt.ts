@@ -335,8 +335,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   }
 
   #prepareBody(): void {
-    // SSE is parsed only when someone reads events: chunk hooks or the usage meter.
-    if (this.#sse && (this.rt.pipeline.onResponseChunk !== null || this.meter !== undefined)) this.#parser = new SseParser();
+    // SSE is parsed only when someone reads events: chunk hooks, the usage meter, or a dialect.
+    if (this.#sse && (this.rt.pipeline.onResponseChunk !== null || this.meter !== undefined || this.#streamT !== undefined)) this.#parser = new SseParser();
     if (!this.#sse && (this.rt.pipeline.onResponseBody !== null || this.meter !== undefined)) this.#capture = [];
   }
 
