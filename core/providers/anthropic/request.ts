@@ -13,6 +13,7 @@
  */
 import type { TranslateContext, TranslatedRequest } from '../types.js';
 import { isRecord, stringField, type ImageSource, type Json, type RequestBlock, type RequestMessage } from './wire.js';
+import { parseArguments, texts } from '../openai-shape.js';
 
 /** Anthropic requires `max_tokens`; OpenAI callers usually omit it. */
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -98,18 +99,6 @@ function rank(block: RequestBlock): number {
   return block.type === 'tool_result' ? 0 : 1;
 }
 
-/** Non-empty text pieces of an OpenAI content value (a string or parts). */
-function texts(content: unknown): string[] {
-  if (typeof content === 'string') return content.length > 0 ? [content] : [];
-  if (!Array.isArray(content)) return [];
-  const out: string[] = [];
-  for (const part of content) {
-    if (isRecord(part) && part.type === 'text' && typeof part.text === 'string' && part.text.length > 0) {
-      out.push(part.text);
-    }
-  }
-  return out;
-}
 
 function userBlocks(content: unknown): RequestBlock[] {
   if (!Array.isArray(content)) return texts(content).map((text) => ({ type: 'text', text }));
@@ -154,16 +143,6 @@ function assistantBlocks(message: Json): RequestBlock[] {
   return blocks;
 }
 
-/** Tool arguments are a JSON string in OpenAI and an object in Anthropic; anything unparsable is `{}`. */
-function parseArguments(args: unknown): Json {
-  if (typeof args !== 'string' || args.length === 0) return {};
-  try {
-    const value: unknown = JSON.parse(args);
-    return isRecord(value) ? value : {};
-  } catch {
-    return {};
-  }
-}
 
 function toolResult(message: Json): RequestBlock {
   const id = stringField(message, 'tool_call_id') ?? '';

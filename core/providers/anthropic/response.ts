@@ -12,10 +12,8 @@ import { finishReason } from './finish-reasons.js';
 import { openaiUsage } from './usage.js';
 import { EMPTY_USAGE, isRecord, mergeUsage, stringField, type Json } from './wire.js';
 
-/** Seconds since the epoch, the unit of OpenAI's `created`. */
-export function unixNow(): number {
-  return Math.floor(Date.now() / 1000);
-}
+import { unixNow } from '../openai-shape.js';
+export { unixNow };
 
 /** `now` is injectable so golden tests can compare whole bodies. */
 export function buildResponse(ctx: TranslateContext, body: unknown, now = unixNow()): Json {

@@ -31,14 +31,8 @@ export interface AnthropicUsage {
   cache_creation_input_tokens: number;
 }
 
-export function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function stringField(value: Json, key: string): string | undefined {
-  const field = value[key];
-  return typeof field === 'string' ? field : undefined;
-}
+import { isRecord, stringField } from '../openai-shape.js';
+export { isRecord, stringField };
 
 /** A zeroed usage with any numeric fields of `raw` laid over `base`. */
 export function mergeUsage(base: AnthropicUsage, raw: unknown): AnthropicUsage {

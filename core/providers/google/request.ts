@@ -13,6 +13,7 @@
  */
 import type { TranslateContext, TranslatedRequest } from '../types.js';
 import { isRecord, stringField, type Content, type Json, type Part } from './wire.js';
+import { parseArguments, texts } from '../openai-shape.js';
 
 export function buildRequest(ctx: TranslateContext): TranslatedRequest {
   const req = ctx.request;
@@ -110,16 +111,6 @@ function push(contents: Content[], role: Content['role'], parts: Part[]): void {
   else contents.push({ role, parts });
 }
 
-/** Non-empty text pieces of an OpenAI content value (a string or parts). */
-function texts(content: unknown): string[] {
-  if (typeof content === 'string') return content.length > 0 ? [content] : [];
-  if (!Array.isArray(content)) return [];
-  const out: string[] = [];
-  for (const part of content) {
-    if (isRecord(part) && part.type === 'text' && typeof part.text === 'string' && part.text.length > 0) out.push(part.text);
-  }
-  return out;
-}
 
 const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
 
@@ -153,16 +144,6 @@ function modelParts(message: Json, callNames: Map<string, string>): Part[] {
   return parts;
 }
 
-/** Tool arguments are a JSON string in OpenAI and an object in Gemini; anything unparsable is `{}`. */
-function parseArguments(args: unknown): Json {
-  if (typeof args !== 'string' || args.length === 0) return {};
-  try {
-    const value: unknown = JSON.parse(args);
-    return isRecord(value) ? value : {};
-  } catch {
-    return {};
-  }
-}
 
 function functionResponse(message: Json, callNames: Map<string, string>): Part {
   const id = stringField(message, 'tool_call_id') ?? '';

@@ -11,10 +11,8 @@ import { finishReason } from './finish-reasons.js';
 import { openaiUsage } from './usage.js';
 import { isRecord, stringField, type Json } from './wire.js';
 
-/** Seconds since the epoch, the unit of OpenAI's `created`. */
-export function unixNow(): number {
-  return Math.floor(Date.now() / 1000);
-}
+import { unixNow } from '../openai-shape.js';
+export { unixNow };
 
 /** What one candidate (or one streamed slice of it) says. */
 export interface CandidateParts {

@@ -20,14 +20,8 @@ export interface Content {
   parts: Part[];
 }
 
-export function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function stringField(value: Json, key: string): string | undefined {
-  const field = value[key];
-  return typeof field === 'string' ? field : undefined;
-}
+import { isRecord, stringField } from '../openai-shape.js';
+export { isRecord, stringField };
 
 export function numberField(value: Json, key: string): number | undefined {
   const field = value[key];

@@ -1,0 +1,41 @@
+/**
+ * Reading OpenAI-shaped requests and building OpenAI-shaped answers: the helpers every dialect
+ * translator needs on the OpenAI side, kept once.
+ */
+export type Json = Record<string, unknown>;
+
+export function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function stringField(value: Json, key: string): string | undefined {
+  const field = value[key];
+  return typeof field === 'string' ? field : undefined;
+}
+
+/** Non-empty text pieces of an OpenAI content value (a string or parts). */
+export function texts(content: unknown): string[] {
+  if (typeof content === 'string') return content.length > 0 ? [content] : [];
+  if (!Array.isArray(content)) return [];
+  const out: string[] = [];
+  for (const part of content) {
+    if (isRecord(part) && part.type === 'text' && typeof part.text === 'string' && part.text.length > 0) out.push(part.text);
+  }
+  return out;
+}
+
+/** Tool arguments are a JSON string in OpenAI and an object in most dialects; anything unparsable is `{}`. */
+export function parseArguments(args: unknown): Json {
+  if (typeof args !== 'string' || args.length === 0) return {};
+  try {
+    const value: unknown = JSON.parse(args);
+    return isRecord(value) ? value : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Seconds since the epoch, the unit of OpenAI's `created`. */
+export function unixNow(): number {
+  return Math.floor(Date.now() / 1000);
+}
