@@ -56,8 +56,23 @@ function header(ctx: GatewayContext, name: string): string | null {
 
 const round = (ms: number): number => Math.round(ms * 1000) / 1000;
 
+/**
+ * One record per request, however many plugins observe it (logging, analytics, metrics, traces
+ * each call this from `onDone`): built by the first, reused by the rest.
+ */
+const built = new WeakMap<GatewayContext, LogRecord>();
+
 /** The record of a finished request (call it from `onDone`). */
 export function buildLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingService): LogRecord {
+  let record = built.get(ctx);
+  if (record === undefined) {
+    record = makeLogRecord(ctx, outcome, pricing);
+    built.set(ctx, record);
+  }
+  return record;
+}
+
+function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingService): LogRecord {
   const principal = ctx.get('principal');
   const route = ctx.route.kind === 'model' ? ctx.route.name : ctx.route.kind;
   const body = ctx.body;
