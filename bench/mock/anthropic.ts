@@ -1,13 +1,14 @@
 /**
- * Anthropic's Messages API (`POST /v1/messages`), non-stream and stream, in its exact wire format.
+ * Anthropic's Messages API (`POST /v1/messages`, non-stream and stream, and
+ * `POST /v1/messages/count_tokens`), in its exact wire format.
  *
  * Like the OpenAI mock, the answer is derived from the request alone (`Mock reply to: <first 40
  * chars of the last user text>`), so streamed and non-streamed calls agree on content and usage.
  *
  * Directives beyond the shared ones:
  * - `tool_call=1` with `tools` in the body: the answer is one `tool_use` block;
- * - `x-mock-cache-read: N` (header only; the shared directive parser has no slot for it):
- *   usage reports N `cache_read_input_tokens`, taken out of `input_tokens` as Anthropic does.
+ * - `cache_read=N` (or `x-mock-cache-read: N`): usage reports N `cache_read_input_tokens`, taken
+ *   out of `input_tokens` as Anthropic does.
  *
  * Stream, as Anthropic sends it:
  *
@@ -53,6 +54,7 @@ export const anthropicDialect: Dialect = {
 };
 
 export const messagesRoute: Route = { dialect: anthropicDialect, json: true, handle: messages };
+export const countTokensRoute: Route = { dialect: anthropicDialect, json: true, handle: countTokens };
 
 const STREAM_ERROR_FRAME = sseFrame('error', anthropicErrorBody('overloaded_error', 'Overloaded'));
 
@@ -101,6 +103,17 @@ function messages(request: MockRequest): MockReply {
   };
 }
 
+/** `POST /v1/messages/count_tokens`: `{input_tokens}`, the same count a message's usage reports. */
+function countTokens(request: MockRequest): MockReply {
+  if (!header(request.headers, 'x-api-key')) return anthropicError(401, 'authentication_error', 'x-api-key header is required');
+  const body = request.json;
+  if (typeof body.model !== 'string') return anthropicError(400, 'invalid_request_error', 'model: Field required');
+  if (!Array.isArray(body.messages)) return anthropicError(400, 'invalid_request_error', 'messages: Field required');
+  let tokens = estimateTokens(systemText(body.system));
+  for (const turn of body.messages) if (isRecord(turn)) tokens += estimateTokens(contentText(turn.content));
+  return { kind: 'json', status: 200, body: { input_tokens: tokens } };
+}
+
 function messageAnswer(body: JsonObject, turns: unknown[], request: MockRequest): MessageAnswer {
   let prompt = estimateTokens(systemText(body.system));
   let lastUser = '';
@@ -114,7 +127,7 @@ function messageAnswer(body: JsonObject, turns: unknown[], request: MockRequest)
   const toolUse = tool === undefined ? undefined : { id: mockId('toolu_'), name: tool.name, input: mockInput(tool.schema) };
   const text = toolUse === undefined ? `Mock reply to: ${clip(lastUser, QUOTE_CHARS)}` : undefined;
   const output = estimateTokens(text ?? JSON.stringify(toolUse?.input));
-  const cacheRead = cacheReadTokens(request.headers);
+  const cacheRead = request.directives.cacheRead;
   const usage: JsonObject = { input_tokens: Math.max(0, prompt - cacheRead), output_tokens: output };
   if (cacheRead > 0) usage.cache_read_input_tokens = cacheRead;
   return { id: mockId('msg_'), model: body.model as string, text, toolUse, usage };
@@ -183,12 +196,6 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   const value = headers[name];
   const first = Array.isArray(value) ? value[0] : value;
   return first !== undefined && first.length > 0 ? first : undefined;
-}
-
-function cacheReadTokens(headers: IncomingHttpHeaders): number {
-  const raw = header(headers, 'x-mock-cache-read') ?? header(headers, 'x-mock-cache_read');
-  const n = raw === undefined ? 0 : Number.parseInt(raw, 10);
-  return Number.isFinite(n) && n > 0 ? n : 0;
 }
 
 /** The first Anthropic custom tool, `{name, input_schema}`, which `tool_call=1` calls. */

@@ -1,9 +1,10 @@
 /**
- * Directives: how a test steers one request to the mock.
+ * Directives: how a test steers one request to the mock, whichever provider it plays.
  *
  * Two sources, merged key by key, headers winning:
  *
  *   POST /mock/status=503;retry_after=2/v1/chat/completions     (path prefix)
+ *   POST /mock/chunks=3/model/amazon.nova-lite-v1%3A0/converse-stream
  *   x-mock-status: 429                                          (request header)
  *
  * The path form exists so a gateway config can point different targets at different behaviours
@@ -43,6 +44,12 @@ export interface Directives {
   readonly key: string | undefined;
   /** Chat completions answer with one tool call instead of text. */
   readonly toolCall: boolean;
+  /**
+   * Prompt tokens to report as read from the provider's prompt cache (Anthropic's
+   * `cache_read_input_tokens`, Bedrock's `cacheReadInputTokens`); they are taken out of the
+   * uncached input count, as both providers report it.
+   */
+  readonly cacheRead: number;
 }
 
 export const DEFAULT_DIRECTIVES: Directives = Object.freeze({
@@ -60,6 +67,7 @@ export const DEFAULT_DIRECTIVES: Directives = Object.freeze({
   failFirst: 0,
   key: undefined,
   toolCall: false,
+  cacheRead: 0,
 });
 
 const HEADER_PREFIX = 'x-mock-';
@@ -130,6 +138,7 @@ function fromPairs(pairs: Map<string, string>): Directives {
     failFirst: count(pairs.get('fail_first'), 0),
     key: pairs.get('key'),
     toolCall: flag(pairs.get('tool_call')),
+    cacheRead: count(pairs.get('cache_read'), 0),
   };
 }
 

@@ -2,8 +2,9 @@
  * Writes reply values to the socket and applies the timing and stream faults on the way.
  *
  * The non-stream path is the benchmark's hot path: one `JSON.stringify`, one `writeHead`, one
- * `end`. Streams honour backpressure and send each SSE event as its own write, so a client sees
- * the same framing it would from a real provider.
+ * `end`. Streams honour backpressure and send each event (an SSE frame, or one binary
+ * event-stream message for Bedrock) as its own write, so a client sees the same framing it would
+ * from a real provider.
  */
 
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
@@ -40,6 +41,7 @@ export function writeReply(
   options: { directives: Directives; headers: OutgoingHttpHeaders },
 ): void {
   const { directives, headers } = options;
+  if (reply.headers !== undefined) Object.assign(headers, reply.headers);
   later(res, directives.firstByteDelay, function firstByte() {
     switch (reply.kind) {
       case 'json':
@@ -66,7 +68,7 @@ export function writeJson(res: ServerResponse, status: number, payload: string, 
 }
 
 /**
- * Plays an SSE reply:
+ * Plays a stream reply, SSE or binary alike:
  *
  *   headers+frame0 ─chunk_delay─ frame1 ─chunk_delay─ … frameN (end)
  *
@@ -80,7 +82,7 @@ function playSse(res: ServerResponse, reply: SseReply, d: Directives, headers: O
     frames = [...frames.slice(0, cut), reply.errorFrame(cut)];
   }
   const resetAt = d.reset === 'mid_stream' ? Math.min(d.resetAfter, frames.length) : -1;
-  headers['content-type'] = 'text/event-stream';
+  headers['content-type'] = reply.contentType ?? 'text/event-stream';
   headers['cache-control'] = 'no-cache';
   res.writeHead(200, headers);
   let index = 0;

@@ -11,10 +11,14 @@ import type { Directives } from './directives.js';
 
 export type JsonObject = Record<string, unknown>;
 
+/** Headers a dialect adds to its reply (e.g. Bedrock's `x-amzn-requestid`, `x-amzn-errortype`). */
+export type ReplyHeaders = Readonly<Record<string, string>>;
+
 export interface JsonReply {
   readonly kind: 'json';
   readonly status: number;
   readonly body: unknown;
+  readonly headers?: ReplyHeaders;
 }
 
 /** Bytes sent as they are, e.g. file content. */
@@ -23,17 +27,28 @@ export interface RawReply {
   readonly status: number;
   readonly contentType: string;
   readonly body: Buffer | string;
+  readonly headers?: ReplyHeaders;
 }
 
-/** A server-sent event stream, fully built up front so faults can cut it anywhere. */
+/**
+ * A stream of framed events, fully built up front so faults can cut it anywhere: server-sent
+ * events by default, or binary messages under their own content type (Bedrock's
+ * `application/vnd.amazon.eventstream`). One frame is one event and one socket write.
+ */
 export interface SseReply {
   readonly kind: 'sse';
-  /** Complete frames (`event: …\ndata: …\n\n`) in order, including a terminator like `[DONE]`. */
-  readonly frames: readonly string[];
+  /**
+   * Complete frames in order: SSE text (`event: …\ndata: …\n\n`, including a terminator like
+   * `[DONE]`) or whole binary messages.
+   */
+  readonly frames: readonly (string | Buffer)[];
   /** Index of the first frame that carries content; `error_event` counts content from here. */
   readonly firstContent: number;
   /** The dialect's in-stream error frame, given the index it will be inserted at. */
-  readonly errorFrame: (index: number) => string;
+  readonly errorFrame: (index: number) => string | Buffer;
+  /** Defaults to `text/event-stream`. */
+  readonly contentType?: string;
+  readonly headers?: ReplyHeaders;
 }
 
 export type MockReply = JsonReply | RawReply | SseReply;
@@ -41,12 +56,19 @@ export type MockReply = JsonReply | RawReply | SseReply;
 /** What a handler sees of one request, after the `/mock/<directives>` prefix was removed. */
 export interface MockRequest {
   readonly method: string;
+  /**
+   * The request target exactly as received, directive prefix included: what the client signed
+   * when it signs requests (AWS SigV4), since the prefix is part of the URL it called.
+   */
+  readonly url: string;
   /** Path and query as received, without the directive prefix. */
   readonly path: string;
   readonly pathname: string;
   /** The raw query string without `?`, or `''`. */
   readonly query: string;
   readonly headers: IncomingHttpHeaders;
+  /** Node's flat `[name, value, …]` list: repeated headers kept apart, as signers see them. */
+  readonly rawHeaders: readonly string[];
   readonly body: Buffer;
   /** The parsed body on JSON routes; an empty object elsewhere. */
   readonly json: JsonObject;
@@ -64,6 +86,12 @@ export interface Dialect {
 
 export interface Route {
   readonly dialect: Dialect;
+  /**
+   * Checks credentials before anything else looks at the request (the `status` directive and
+   * the JSON parse included), as a real provider authenticates first: a reply refuses it,
+   * undefined lets it through. Routes without it accept any caller.
+   */
+  readonly authorize?: (request: MockRequest) => MockReply | undefined;
   /** Parse the body as a JSON object before calling `handle`, answering `invalidJson()` if it is not. */
   readonly json: boolean;
   readonly handle: (request: MockRequest) => MockReply;

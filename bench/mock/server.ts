@@ -2,16 +2,20 @@
  * The mock upstream's HTTP server: a real node:http listener that stands in for providers.
  *
  *   request ─► strip /mock/<directives> ─► parse directives ─► read body ─► record
- *           ─► fail_first gate ─► hang? ─► delay ─► reset? ─► status? error : route ─► writeReply
+ *           ─► fail_first gate ─► hang? ─► delay ─► reset? ─► authorize ─► status? error : route
+ *           ─► writeReply
  *
  * Routes are picked by method and path; each belongs to a dialect that knows how its provider
- * phrases errors: OpenAI's routes, and Anthropic's `/v1/messages`. Gemini and Bedrock routes
- * slot into `ROUTES` (or `findRoute` for patterned paths) with their own dialects.
+ * phrases errors: OpenAI's routes, Anthropic's `/v1/messages`, Gemini's
+ * `/v1beta/models/<model>:generateContent`, and Bedrock Runtime's
+ * `/model/<model>/{converse,converse-stream,invoke}` (SigV4-checked, event-stream framed).
+ * Fixed paths live in `ROUTES`; patterned ones are matched in `findRoute`.
  */
 
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { messagesRoute } from './anthropic.js';
+import { countTokensRoute, messagesRoute } from './anthropic.js';
+import { bedrockRoute, isBedrockPath } from './bedrock.js';
 import { generateContentRoute, isGeminiPath } from './gemini.js';
 import { hasFault, parseDirectives, withoutFaults, type Directives } from './directives.js';
 import { echoRoute, fileContentRoute, isFileContentPath, modelsRoute } from './echo.js';
@@ -73,6 +77,7 @@ const ROUTES: ReadonlyMap<string, Route> = new Map([
   ['POST /v1/moderations', moderationsRoute],
   ['POST /v1/responses', responsesRoute],
   ['POST /v1/messages', messagesRoute],
+  ['POST /v1/messages/count_tokens', countTokensRoute],
   ['GET /v1/models', modelsRoute],
 ]);
 
@@ -167,10 +172,12 @@ function respond(
     if (directives.retryAfterMs !== undefined) headers['retry-after-ms'] = directives.retryAfterMs;
     const request: MockRequest = {
       method,
+      url: req.url ?? '/',
       path,
       pathname,
       query: queryAt === -1 ? '' : path.slice(queryAt + 1),
       headers: req.headers,
+      rawHeaders: req.rawHeaders,
       body,
       json: EMPTY_JSON,
       directives,
@@ -184,10 +191,15 @@ function findRoute(method: string, pathname: string): Route {
   if (route !== undefined) return route;
   if (method === 'GET' && isFileContentPath(pathname)) return fileContentRoute;
   if (method === 'POST' && isGeminiPath(pathname)) return generateContentRoute;
+  if (method === 'POST' && isBedrockPath(pathname)) return bedrockRoute;
   return echoRoute;
 }
 
 function buildReply(route: Route, request: MockRequest): MockReply {
+  // Credentials first, as real providers check them: a badly signed request fails even when a
+  // directive asks for an error, so fault tests also prove the gateway signs correctly.
+  const refused = route.authorize?.(request);
+  if (refused !== undefined) return refused;
   const { status } = request.directives;
   if (status !== 0) {
     // Only the error path pays for parsing, to name the model the way OpenAI's messages do.
