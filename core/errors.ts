@@ -95,6 +95,8 @@ export const Errors = {
   invalidCustomHost: define(400, 'invalid_request_error', 'invalid_custom_host', 'The custom host is not allowed.'),
   unsupportedRoute: define(400, 'invalid_request_error', 'unsupported_route', 'The provider does not support this route.'),
   badRequest: define(400, 'invalid_request_error', 'bad_request', 'The request could not be parsed.'),
+  /** A value the target provider's API cannot express (e.g. an image URL Bedrock cannot fetch). */
+  unsupportedParameter: define(400, 'invalid_request_error', 'unsupported_parameter', 'The provider does not support this parameter value.'),
 
   // 401/403/404/405
   unauthorized: define(401, 'authentication_error', 'unauthorized', 'Missing or invalid API key.'),

@@ -1,14 +1,23 @@
 /**
  * The route table: built once per pipeline, matched once per request.
  *
- * Order: `/health`, plugin routes (admin APIs), the five model routes (POST only), then every other
+ * Order: `/health`, plugin routes (admin APIs), the model routes (POST only: OpenAI's five and
+ * Anthropic's `/v1/messages` and `/v1/messages/count_tokens`), then every other
  * `/v1/*` path with GET/POST/PUT/DELETE as pass-through. `GET /v1/chat/completions` (stored
  * completions) or `GET /v1/responses/{id}` are pass-through on purpose: only the POSTs that create
  * a generation are model routes.
  */
 import type { RouteDefinition } from './plugin.js';
 
-export type ModelRoute = 'chat.completions' | 'completions' | 'embeddings' | 'moderations' | 'responses';
+export type ModelRoute =
+  | 'chat.completions'
+  | 'completions'
+  | 'embeddings'
+  | 'moderations'
+  | 'responses'
+  /** Anthropic's Messages API, served to any provider (core/ingress). */
+  | 'messages'
+  | 'messages.count_tokens';
 
 export type RouteMatch =
   | { kind: 'health' }
@@ -26,6 +35,8 @@ const MODEL_ROUTES: ReadonlyMap<string, RouteMatch> = new Map(
       ['/v1/embeddings', 'embeddings'],
       ['/v1/moderations', 'moderations'],
       ['/v1/responses', 'responses'],
+      ['/v1/messages', 'messages'],
+      ['/v1/messages/count_tokens', 'messages.count_tokens'],
     ] as const
   ).map(([path, name]) => [path, Object.freeze({ kind: 'model', name, upstreamPath: path.slice(3) }) as RouteMatch]),
 );

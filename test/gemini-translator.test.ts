@@ -28,7 +28,7 @@ t.test('adapter: id, base URL, auth header, routes', async (t) => {
   t.equal(google.baseUrl, 'https://generativelanguage.googleapis.com/v1beta');
   t.same(google.authHeaders({ provider: 'google', apiKey: 'AIza-1' }), { 'x-goog-api-key': 'AIza-1' });
   t.same(google.authHeaders({ provider: 'google' }), {});
-  t.same([...translator.routes], ['chat.completions']);
+  t.same([...translator.routes], ['chat.completions', 'embeddings']);
 });
 
 t.test('request: system, roles, merging, images, tool calls and responses, tools, config', async (t) => {

@@ -13,11 +13,12 @@
  */
 
 import type { Dialect, JsonObject, JsonReply, MockReply, MockRequest, Route, SseReply } from './route.js';
+import { embedText } from './embedding.js';
 import { mockId } from './ids.js';
 import { clip, contentText, estimateTokens, isRecord, QUOTE_CHARS, splitPieces } from './text.js';
 
 /** `/v1beta/models/<model>:<method>` */
-const GEMINI_PATH = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
+const GEMINI_PATH = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/;
 
 /** Canonical statuses and messages per HTTP code, as Google phrases them. */
 const ERRORS: ReadonlyMap<number, { status: string; message: string }> = new Map([
@@ -78,6 +79,7 @@ function generateContent(request: MockRequest): MockReply {
   }
   const match = GEMINI_PATH.exec(request.pathname)!;
   const body = request.json;
+  if (match[2] === 'batchEmbedContents') return batchEmbed(decodeURIComponent(match[1]!), body);
   if (!Array.isArray(body.contents) || body.contents.length === 0) {
     return geminiError(400, 'INVALID_ARGUMENT', '* GenerateContentRequest.contents: contents is not specified');
   }
@@ -94,6 +96,26 @@ function generateContent(request: MockRequest): MockReply {
       responseId: answer.responseId,
     },
   };
+}
+
+/**
+ * `batchEmbedContents`: `{requests:[{model, content:{parts:[{text}]}, outputDimensionality?}]}` →
+ * `{embeddings:[{values}]}`, the same deterministic vectors as the OpenAI embeddings mock. Every
+ * request must name the model of the URL, as Gemini insists.
+ */
+function batchEmbed(model: string, body: JsonObject): MockReply {
+  if (!Array.isArray(body.requests) || body.requests.length === 0) {
+    return geminiError(400, 'INVALID_ARGUMENT', '* BatchEmbedContentsRequest.requests: requests is not specified');
+  }
+  const embeddings: JsonObject[] = [];
+  for (const [i, item] of (body.requests as unknown[]).entries()) {
+    if (!isRecord(item) || item.model !== `models/${model}` || !isRecord(item.content)) {
+      return geminiError(400, 'INVALID_ARGUMENT', `* BatchEmbedContentsRequest.requests[${i}].model: the model must be models/${model}`);
+    }
+    const dimensions = typeof item.outputDimensionality === 'number' ? item.outputDimensionality : 768;
+    embeddings.push({ values: Array.from(embedText(contentText(item.content.parts), dimensions)) });
+  }
+  return { kind: 'json', status: 200, body: { embeddings } };
 }
 
 function buildAnswer(model: string, body: JsonObject, request: MockRequest): Answer {

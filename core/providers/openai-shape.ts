@@ -39,3 +39,22 @@ export function parseArguments(args: unknown): Json {
 export function unixNow(): number {
   return Math.floor(Date.now() / 1000);
 }
+
+/** One embedding as OpenAI sends it: floats, or with `encoding_format: 'base64'` the float32 little-endian bytes. */
+export function embeddingValue(values: readonly number[], format: unknown): number[] | string {
+  if (format !== 'base64') return values as number[];
+  const bytes = Buffer.alloc(values.length * 4);
+  for (let i = 0; i < values.length; i++) bytes.writeFloatLE(values[i]!, i * 4);
+  return bytes.toString('base64');
+}
+
+/** An OpenAI embeddings answer; `promptTokens` undefined leaves `usage` out (the gateway then estimates it). */
+export function embeddingList(vectors: ReadonlyArray<readonly number[]>, model: string, format: unknown, promptTokens?: number): Json {
+  const body: Json = {
+    object: 'list',
+    data: vectors.map((values, index) => ({ object: 'embedding', index, embedding: embeddingValue(values, format) })),
+    model,
+  };
+  if (promptTokens !== undefined) body.usage = { prompt_tokens: promptTokens, total_tokens: promptTokens };
+  return body;
+}

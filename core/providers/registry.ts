@@ -8,9 +8,10 @@ import { presetAdapters } from './presets.js';
 import { azureOpenAI } from './azure-openai.js';
 import { anthropic } from './anthropic/index.js';
 import { google } from './google/index.js';
+import { bedrock } from './bedrock/index.js';
 
 /** Every adapter the gateway ships; plugins add more with `app.registerProvider`. */
-export const BUILT_IN_ADAPTERS: ReadonlyArray<ProviderAdapter> = [openai, azureOpenAI, anthropic, google, ...presetAdapters];
+export const BUILT_IN_ADAPTERS: ReadonlyArray<ProviderAdapter> = [openai, azureOpenAI, anthropic, google, bedrock, ...presetAdapters];
 
 export class ProviderRegistry {
   readonly #adapters = new Map<string, ProviderAdapter>();

@@ -3,6 +3,7 @@
  * and, for providers that do not speak the OpenAI dialect, how a request, a response and a stream
  * event map. The OpenAI-compatible family is one adapter configured many times, not copied.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { ModelRoute } from '../routes.js';
 import type { Target } from '../router/types.js';
 import type { SseEvent } from '../sse/sse-parser.js';
@@ -44,8 +45,38 @@ export interface Translator {
   /** A 2xx non-stream answer → the OpenAI body. */
   response(ctx: TranslateContext, body: unknown): Record<string, unknown>;
   stream(ctx: TranslateContext): StreamTranslator;
-  /** A non-2xx answer body → the OpenAI error shape `{error:{message,type,param,code}}` (the status is kept). */
-  error(ctx: TranslateContext, status: number, body: unknown): Record<string, unknown>;
+  /**
+   * A non-2xx answer body → the OpenAI error shape `{error:{message,type,param,code}}` (the status
+   * is kept). `headers` are the provider's (some name the error there, e.g. `x-amzn-errortype`).
+   */
+  error(ctx: TranslateContext, status: number, body: unknown, headers?: IncomingHttpHeaders): Record<string, unknown>;
+  /**
+   * For streams that are not server-sent events (AWS's binary event stream): the content type
+   * that marks one, and how its bytes become events for `stream()`. Absent: streams are SSE.
+   */
+  streamDecoder?: StreamDecoder;
+}
+
+/** Turns a provider's non-SSE stream bytes into events, e.g. AWS event-stream messages. */
+export interface StreamDecoder {
+  /** The response content type that marks a stream, e.g. `application/vnd.amazon.eventstream`. */
+  contentType: string;
+  create(): EventDecoder;
+}
+
+/** Stateful, one per response: bytes in any split, whole events out (like {@link SseParser}). */
+export interface EventDecoder {
+  push(chunk: Buffer): SseEvent[];
+  /** The stream ended; a partial message left over is reported as an event the translator fails on. */
+  end(): SseEvent[];
+}
+
+/** The final upstream call, as a signer sees it after every hook ran. */
+export interface SignableRequest {
+  method: string;
+  url: URL;
+  headers: Record<string, string>;
+  body: string | Buffer | null;
 }
 
 export interface UrlInput {
@@ -65,10 +96,23 @@ export interface ProviderAdapter {
   baseUrl: string;
   /** Model routes this provider serves; a route outside the set gets 400 `unsupported_route`. Undefined: all. */
   routes?: ReadonlySet<ModelRoute>;
-  /** The full upstream URL. Default: (custom host or base URL) + upstream path + query. */
+  /**
+   * Client-dialect routes (core/ingress, e.g. Anthropic's `messages`) this provider speaks itself:
+   * they go through unchanged to the same path. Other providers get them translated.
+   */
+  nativeRoutes?: ReadonlySet<ModelRoute>;
+  /**
+   * The full upstream URL. Default: (custom host or base URL) + upstream path + query. For a
+   * translated call `upstreamPath` is the translator's path and `search` is empty.
+   */
   url?(input: UrlInput): string;
   /** Headers that authenticate the call (e.g. `authorization: Bearer …`); empty when the target has no key. */
   authHeaders(target: Target): Record<string, string>;
+  /**
+   * Request signing (AWS SigV4): headers to add once the call is final (after `onUpstreamRequest`),
+   * computed over its method, URL, headers and body. Runs after `authHeaders`.
+   */
+  sign?(request: SignableRequest, target: Target): Promise<Record<string, string>>;
   /** For providers that do not speak OpenAI's API: how model-route calls translate. */
   translate?: Translator;
 }

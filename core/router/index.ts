@@ -84,16 +84,23 @@ export function directTarget(rt: Runtime, ctx: GatewayContext): Target {
     const m = BEARER.exec(auth);
     if (m) target.apiKey = m[1]!.trim();
     else target.headers = { authorization: auth }; // another scheme (Basic, …): forwarded as given
+  } else {
+    // Anthropic's SDKs send their key as `x-api-key`.
+    const key = headerValue(ctx.headers, 'x-api-key');
+    if (key !== undefined && key.length > 0) target.apiKey = key.trim();
   }
   const timeout = requestTimeoutHeader(ctx);
   if (timeout !== undefined) target.requestTimeout = timeout;
   const forward = forwardHeadersHeader(ctx);
   if (forward !== undefined) target.forwardHeaders = forward;
-  // Provider fields in direct mode: `x-gateway-azure-resource-name: r` → `azure_resource_name`.
+  // Provider fields in direct mode: `x-gateway-azure-resource-name: r` → `azure_resource_name`,
+  // `x-gateway-aws-region: us-east-1` → `aws_region` (AWS session tokens run to a few KB).
   for (const name in ctx.headers) {
-    if (!name.startsWith('x-gateway-azure-')) continue;
+    const prefix = name.startsWith('x-gateway-azure-') ? 'azure_' : name.startsWith('x-gateway-aws-') ? 'aws_' : undefined;
+    if (prefix === undefined) continue;
     const value = headerValue(ctx.headers, name);
-    if (value !== undefined) (target.providerOptions ??= {})[`azure_${name.slice('x-gateway-azure-'.length).replace(/-/g, '_')}`] = value.slice(0, 256);
+    const key = prefix + name.slice('x-gateway-'.length + prefix.length).replace(/-/g, '_');
+    if (value !== undefined) (target.providerOptions ??= {})[key] = value.slice(0, prefix === 'aws_' ? 8192 : 256);
   }
   return target;
 }

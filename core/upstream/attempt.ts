@@ -24,11 +24,12 @@ import { runHooks, runObservers } from '../pipeline.js';
 import { ALL_PLUGINS, sendReply } from '../respond.js';
 import { SseParser, serializeSse, type SseEvent } from '../sse/sse-parser.js';
 import { downstreamHeaders, headerValue, upstreamRequestHeaders } from './headers.js';
-import type { StreamTranslator, TranslateContext, TranslatedRequest, Translator } from '../providers/types.js';
+import type { EventDecoder, StreamTranslator, TranslateContext, TranslatedRequest, Translator } from '../providers/types.js';
 import { reply as makeReply } from '../reply.js';
 import { UsageMeter, needsUsageInjection, withUsageRequested } from '../usage/meter.js';
 import { settleUsage } from '../usage/estimate.js';
 import { upstreamFailure } from './errors.js';
+import { INGRESS_ROUTES, type IngressDialect } from '../ingress/index.js';
 
 export type AttemptResult =
   /** The answer (or a reply) was written to the client; the response is finished or failed visibly. */
@@ -83,13 +84,31 @@ export async function runAttempt(
     return { kind: 'failed', error: Errors.unknownProvider(`Unknown provider "${target.provider}".`, { param: 'x-gateway-provider' }) };
   }
   const route = ctx.route.kind === 'model' ? ctx.route.name : undefined;
-  if (route !== undefined && adapter.routes !== undefined && !adapter.routes.has(route)) {
+  const strict = headerValue(ctx.headers, 'x-gateway-strict-provider-compliance') !== 'false';
+  const native = route !== undefined && adapter.nativeRoutes?.has(route) === true;
+  // A client dialect the provider does not speak (Anthropic's Messages to OpenAI, Gemini, …) is
+  // sent as a chat completion, then translated back (core/ingress).
+  let ingress: Ingress | undefined;
+  let callRoute = route;
+  const entry = route !== undefined && !native ? INGRESS_ROUTES.get(route) : undefined;
+  if (entry !== undefined) {
+    if (entry.kind === 'count') return countLocally(rt, ctx, out);
+    try {
+      const overrides = target.overrideParams;
+      const chat = entry.dialect.request(ctx.body!, { strict });
+      ingress = { dialect: entry.dialect, strict, chat: overrides !== undefined ? { ...chat, ...overrides } : chat };
+    } catch (err) {
+      return { kind: 'failed', error: toGatewayError(err) };
+    }
+    callRoute = 'chat.completions';
+  }
+  if (callRoute !== undefined && !native && adapter.routes !== undefined && !adapter.routes.has(callRoute)) {
     return { kind: 'failed', error: Errors.unsupportedRoute(`Provider "${adapter.id}" does not serve ${ctx.path}.`) };
   }
-  const upstreamPath = ctx.route.kind === 'model' || ctx.route.kind === 'passthrough' ? ctx.route.upstreamPath : ctx.path;
-  // A dialect translates model-route calls; pass-through reaches the provider's own API untouched.
-  const translator = route !== undefined ? adapter.translate : undefined;
-  if (translator !== undefined && !translator.routes.has(route!)) {
+  const upstreamPath = ingress !== undefined ? '/chat/completions' : ctx.route.kind === 'model' || ctx.route.kind === 'passthrough' ? ctx.route.upstreamPath : ctx.path;
+  // A dialect translates model-route calls; pass-through and native routes reach the provider's own API untouched.
+  const translator = callRoute !== undefined && !native ? adapter.translate : undefined;
+  if (translator !== undefined && !translator.routes.has(callRoute!)) {
     return { kind: 'failed', error: Errors.unsupportedRoute(`Provider "${adapter.id}" does not serve ${ctx.path}.`) };
   }
   let translation: Translation | undefined;
@@ -97,15 +116,13 @@ export async function runAttempt(
   try {
     if (translator !== undefined) {
       const overrides = target.overrideParams;
-      const request = overrides !== undefined ? { ...ctx.body, ...overrides } : { ...ctx.body };
-      const tctx: TranslateContext = { route: route!, target, request, strict: headerValue(ctx.headers, 'x-gateway-strict-provider-compliance') !== 'false' };
+      const request = ingress !== undefined ? { ...ingress.chat } : overrides !== undefined ? { ...ctx.body, ...overrides } : { ...ctx.body };
+      const tctx: TranslateContext = { route: callRoute!, target, request, strict };
       translation = { translator, ctx: tctx, request: translator.request(tctx) };
     }
-    const href = translation !== undefined
-      ? joinUrl(target.customHost ?? adapter.baseUrl, translation.request.path, '')
-      : adapter.url
-        ? adapter.url({ target, route, upstreamPath, search: ctx.search })
-        : joinUrl(target.customHost ?? adapter.baseUrl, upstreamPath, ctx.search);
+    const path = translation !== undefined ? translation.request.path : upstreamPath;
+    const search = translation !== undefined ? '' : ctx.search;
+    const href = adapter.url ? adapter.url({ target, route, upstreamPath: path, search }) : joinUrl(target.customHost ?? adapter.baseUrl, path, search);
     url = new URL(href);
   } catch (err) {
     // An adapter that cannot build its URL (missing provider fields) says why; a bad URL is the host's.
@@ -114,7 +131,7 @@ export async function runAttempt(
   }
 
   // Metering asks OpenAI-style streams for their usage chunk, even when the client did not.
-  const inject = rt.pipeline.metering && route !== undefined && translation === undefined && needsUsageInjection(route, ctx.body);
+  const inject = rt.pipeline.metering && route !== undefined && translation === undefined && ingress === undefined && needsUsageInjection(route, ctx.body);
   const attempt: UpstreamAttempt = {
     number: options.number,
     target,
@@ -126,9 +143,15 @@ export async function runAttempt(
       extra: target.headers,
       forward: target.forwardHeaders,
     }),
-    body: translation !== undefined ? JSON.stringify(translation.request.body) : requestBody(ctx, target, inject),
+    body:
+      translation !== undefined
+        ? JSON.stringify(translation.request.body)
+        : ingress !== undefined
+          ? JSON.stringify(ingress.chat)
+          : requestBody(ctx, target, inject),
   };
   if (translation !== undefined) Object.assign(attempt.headers, { 'content-type': 'application/json' }, translation.request.headers);
+  else if (ingress !== undefined) attempt.headers['content-type'] = 'application/json';
   ctx.target = target;
   ctx.provider = target.provider;
   ctx.optionPath = target.path ?? 'config';
@@ -144,11 +167,19 @@ export async function runAttempt(
     }
   }
   if (ctx.aborted) return { kind: 'sent' };
+  if (adapter.sign !== undefined) {
+    // Signed last: the signature covers the call exactly as it goes out.
+    try {
+      Object.assign(attempt.headers, await adapter.sign({ method: ctx.method, url: attempt.url, headers: attempt.headers, body: attempt.body }, target));
+    } catch (err) {
+      return { kind: 'failed', error: isGatewayError(err) ? toGatewayError(err) : Errors.internal('The upstream call could not be signed.', { cause: err }) };
+    }
+  }
 
   const timeout = target.requestTimeout ?? rt.config.upstream.request_timeout;
   return new Promise<AttemptResult>((resolve) => {
-    const meter = rt.pipeline.metering && route !== undefined ? new UsageMeter(inject) : undefined;
-    const call = new UpstreamCall(rt, ctx, out, attempt, options.final, resolve, meter, translation);
+    const meter = rt.pipeline.metering && route !== undefined && route !== 'messages.count_tokens' ? new UsageMeter(inject) : undefined;
+    const call = new UpstreamCall(rt, ctx, out, attempt, options.final, resolve, meter, translation, ingress);
     ctx.timings.upstreamStart = performance.now();
     // undici's timers tick about every half second: fine for the default 10 minutes, too coarse for
     // a config's 200 ms. Short deadlines get a precise timer of their own.
@@ -179,6 +210,32 @@ function requestBody(ctx: GatewayContext, target: Target, injectUsage: boolean):
   return ctx.rawBody !== undefined && ctx.rawBody.length > 0 ? ctx.rawBody : null;
 }
 
+/**
+ * `count_tokens` for a provider without it: the gateway's tokenizer counts the prompt (the same
+ * count rate limits and estimates use), so the answer is close but not the provider's own.
+ */
+async function countLocally(rt: Runtime, ctx: GatewayContext, out: ResponseWriter): Promise<AttemptResult> {
+  const body = ctx.body ?? {};
+  let tokens: number;
+  try {
+    tokens = rt.tokens ? await rt.tokens.countPrompt('messages.count_tokens', body) : Math.ceil(JSON.stringify(body.messages ?? '').length / 4);
+  } catch {
+    tokens = Math.ceil(JSON.stringify(body.messages ?? '').length / 4);
+  }
+  ctx.source = 'gateway';
+  const reply = makeReply(200, Buffer.from(JSON.stringify({ input_tokens: tokens })), { 'content-type': 'application/json', 'x-gateway-token-count': 'estimated' });
+  await sendReply(rt, ctx, out, reply, { limit: ALL_PLUGINS, proxied: true });
+  return { kind: 'sent' };
+}
+
+/** A call in a client dialect the provider does not speak: sent as `chat`, answered in the client's dialect. */
+interface Ingress {
+  dialect: IngressDialect;
+  strict: boolean;
+  /** The OpenAI chat body the call became (target overrides applied). */
+  chat: Record<string, unknown>;
+}
+
 /** A model-route call to a provider with its own dialect. */
 interface Translation {
   translator: Translator;
@@ -206,7 +263,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
   #chunks: Buffer[] = [];
   #size = 0;
   #sse = false;
-  #parser: SseParser | undefined;
+  #parser: EventDecoder | SseParser | undefined;
   #capture: Buffer[] | undefined;
   #captured = 0;
   #offAbort: (() => void) | undefined;
@@ -225,10 +282,13 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     private readonly resolve: (result: AttemptResult) => void,
     private readonly meter: UsageMeter | undefined,
     private readonly translation: Translation | undefined,
+    private readonly ingress: Ingress | undefined,
   ) {}
 
   /** Provider events → OpenAI events, for a translated stream. */
   #streamT: StreamTranslator | undefined;
+  /** OpenAI events → the client's dialect's events (core/ingress). */
+  #ingressT: StreamTranslator | undefined;
 
   /**
    * The per-attempt deadline for the response head, counted from dispatch (queueing for a pooled
@@ -257,7 +317,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     this.#status = status;
     this.#headers = headers;
     const ctype = headers['content-type'];
-    this.#sse = typeof ctype === 'string' && ctype.startsWith('text/event-stream');
+    const decoder = this.translation?.translator.streamDecoder;
+    this.#sse = typeof ctype === 'string' && (ctype.startsWith('text/event-stream') || (decoder !== undefined && ctype.startsWith(decoder.contentType)));
     const ok = status >= 200 && status < 300;
     const head: ResponseHead = { status, headers: downstreamHeaders(headers), sse: this.#sse };
 
@@ -268,14 +329,17 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
       this.#mode = 'buffering';
       return;
     }
-    if (this.translation !== undefined && !(ok && this.#sse)) {
+    const translated = this.translation !== undefined || this.ingress !== undefined;
+    if (translated && !(ok && this.#sse)) {
       // A dialect's JSON answer (or error) is translated whole, then sent as a reply.
       this.#mode = 'translating';
       return;
     }
-    if (this.translation !== undefined) {
-      this.#streamT = this.translation.translator.stream(this.translation.ctx);
+    if (translated) {
+      if (this.translation !== undefined) this.#streamT = this.translation.translator.stream(this.translation.ctx);
+      if (this.ingress !== undefined) this.#ingressT = this.ingress.dialect.stream(this.ctx.body!, { strict: this.ingress.strict });
       delete head.headers['content-length'];
+      head.headers['content-type'] = 'text/event-stream';
     }
     if (this.out.pinged) {
       // Pings already sent a 200 event-stream head. A matching answer streams on; any other is
@@ -336,7 +400,9 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
 
   #prepareBody(): void {
     // SSE is parsed only when someone reads events: chunk hooks, the usage meter, or a dialect.
-    if (this.#sse && (this.rt.pipeline.onResponseChunk !== null || this.meter !== undefined || this.#streamT !== undefined)) this.#parser = new SseParser();
+    if (this.#sse && (this.rt.pipeline.onResponseChunk !== null || this.meter !== undefined || this.#streamT !== undefined || this.#ingressT !== undefined)) {
+      this.#parser = this.translation?.translator.streamDecoder?.create() ?? new SseParser();
+    }
     if (!this.#sse && (this.rt.pipeline.onResponseBody !== null || this.meter !== undefined)) this.#capture = [];
   }
 
@@ -372,12 +438,18 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     }
   }
 
-  /** Meters the events, runs the chunk hooks (reverse order) over them and writes what they keep. */
-  #writeEvents(events: SseEvent[], translated = false): boolean {
+  /**
+   * Translates the events (provider dialect → OpenAI → client dialect, as far as `from` says they
+   * still have to go), meters them, runs the chunk hooks (reverse order) over them and writes what
+   * they keep. Meter and hooks see what the client will see.
+   */
+  #writeEvents(events: SseEvent[], from: 'provider' | 'openai' | 'client' = 'provider'): boolean {
     if (events.length === 0) return true;
     const hooks = this.rt.pipeline.onResponseChunk ?? [];
     const streamT = this.#streamT;
-    const source = streamT !== undefined && !translated ? events.flatMap((e) => streamT.event(e)) : events;
+    const ingressT = this.#ingressT;
+    let source = streamT !== undefined && from === 'provider' ? events.flatMap((e) => streamT.event(e)) : events;
+    if (ingressT !== undefined && from !== 'client') source = source.flatMap((e) => ingressT.event(e));
     let text = '';
     for (const parsed of source) {
       const first = this.meter === undefined ? parsed : this.meter.event(parsed);
@@ -413,7 +485,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     switch (this.#mode) {
       case 'committed': {
         if (this.#parser !== undefined) this.#writeEvents(this.#parser.end());
-        if (this.#streamT !== undefined) this.#writeEvents(this.#streamT.end(), true);
+        if (this.#streamT !== undefined) this.#writeEvents(this.#streamT.end(), 'openai');
+        if (this.#ingressT !== undefined) this.#writeEvents(this.#ingressT.end(), 'client');
         this.out.end();
         this.#finish({ kind: 'sent' }, true);
         return;
@@ -421,9 +494,9 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
       case 'buffering': {
         let body = Buffer.concat(this.#chunks);
         let headers = this.#headers;
-        if (this.translation !== undefined) {
+        if (this.translation !== undefined || this.ingress !== undefined) {
           // Held for a possible fallback: in the client's dialect, should it become the answer.
-          body = Buffer.from(JSON.stringify(this.translation.translator.error(this.translation.ctx, this.#status, parseJson(body))));
+          body = Buffer.from(JSON.stringify(this.#translateError(parseJson(body))));
           headers = { ...headers, 'content-type': 'application/json' };
           delete headers['content-length'];
           delete headers['content-encoding'];
@@ -447,13 +520,18 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
 
   /** A dialect's whole answer: translate it and send it as a reply (hooks, metering and all). */
   #endTranslated(): void {
-    const t = this.translation!;
+    const t = this.translation;
     const status = this.#status;
     const ok = status >= 200 && status < 300;
     let body: Record<string, unknown>;
     try {
       const parsed = parseJson(Buffer.concat(this.#chunks));
-      body = ok ? t.translator.response(t.ctx, parsed) : t.translator.error(t.ctx, status, parsed);
+      if (!ok) body = this.#translateError(parsed);
+      else {
+        const openai = t !== undefined ? t.translator.response(t.ctx, parsed) : (parsed as Record<string, unknown>);
+        if (typeof openai !== 'object' || openai === null) throw new Error('the answer is not a JSON object');
+        body = this.ingress !== undefined ? this.ingress.dialect.response(openai, this.ctx.body!, { strict: this.ingress.strict }) : openai;
+      }
     } catch (err) {
       this.#finish({ kind: 'failed', error: Errors.upstreamInvalidResponse(undefined, { cause: err }) }, false);
       return;
@@ -477,6 +555,14 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
       () => this.resolve({ kind: 'sent' }),
       (err: unknown) => this.resolve({ kind: 'failed', error: toGatewayError(err) }),
     );
+  }
+
+  /** A provider's error body in the client's dialect: provider → OpenAI (translator) → client (ingress). */
+  #translateError(parsed: unknown): Record<string, unknown> {
+    const t = this.translation;
+    const openai = t !== undefined ? t.translator.error(t.ctx, this.#status, parsed, this.#headers) : parsed;
+    if (this.ingress !== undefined) return this.ingress.dialect.error(this.#status, openai);
+    return openai as Record<string, unknown>;
   }
 
   /** The head went out as events before the answer came; express the answer as events. */

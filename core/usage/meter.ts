@@ -8,6 +8,8 @@
  *   body     ── the JSON answer's `usage`
  *   end      ── no usage reported? count the prompt and the collected answer text
  *
+ * Anthropic's Messages answers (the `/v1/messages` route) are read the same way, in their shape.
+ *
  * This is what makes a streamed call and a plain call of the same answer report the same usage:
  * peers meter streams at zero because they never ask for or read the usage chunk.
  */
@@ -42,6 +44,13 @@ function num(v: unknown): number {
 export function readUsage(raw: unknown): Usage | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const u = raw as Json;
+  if ('cache_read_input_tokens' in u || 'cache_creation_input_tokens' in u) {
+    // Anthropic's Messages usage: `input_tokens` excludes the cached prompt, read or written.
+    const read = num(u.cache_read_input_tokens);
+    const prompt = num(u.input_tokens) + read + num(u.cache_creation_input_tokens);
+    const completion = num(u.output_tokens);
+    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cached_tokens: read, reasoning_tokens: 0, source: 'upstream' };
+  }
   if ('input_tokens' in u || 'output_tokens' in u) {
     const prompt = num(u.input_tokens);
     const completion = num(u.output_tokens);
@@ -91,8 +100,25 @@ export class UsageMeter {
       return ev;
     }
     if (typeof chunk.model === 'string') this.model ??= chunk.model;
-    // The responses API: usage arrives in `response.completed`; text in output_text deltas.
     if (typeof chunk.type === 'string') {
+      // Anthropic's Messages stream: usage in message_start, cumulative counts in message_delta.
+      switch (chunk.type) {
+        case 'message_start': {
+          const message = chunk.message as Json | undefined;
+          if (typeof message?.model === 'string') this.model ??= message.model;
+          this.#anthropic(message?.usage);
+          return ev;
+        }
+        case 'message_delta':
+          this.#anthropic(chunk.usage);
+          return ev;
+        case 'content_block_delta': {
+          const delta = chunk.delta as Json | undefined;
+          if (typeof delta?.text === 'string') this.#addText(delta.text);
+          return ev;
+        }
+      }
+      // The responses API: usage arrives in `response.completed`; text in output_text deltas.
       if (chunk.type === 'response.output_text.delta' && typeof chunk.delta === 'string') this.#addText(chunk.delta);
       const response = chunk.response as Json | undefined;
       if (response !== undefined) {
@@ -134,11 +160,27 @@ export class UsageMeter {
       return;
     }
     // No usage (some OpenAI-compatible servers): keep the text for an estimate.
+    if (Array.isArray(parsed.content)) {
+      for (const block of parsed.content as Json[]) if (typeof block?.text === 'string') this.#addText(block.text);
+    }
     for (const c of (Array.isArray(parsed.choices) ? parsed.choices : []) as Json[]) {
       const message = c.message as Json | undefined;
       if (typeof message?.content === 'string') this.#addText(message.content);
       else if (typeof c.text === 'string') this.#addText(c.text);
     }
+  }
+
+  /** Anthropic's stream usage, merged field by field as events add to it. */
+  #raw: Json | undefined;
+
+  #anthropic(raw: unknown): void {
+    if (typeof raw !== 'object' || raw === null) return;
+    const merged: Json = { ...this.#raw };
+    for (const [k, v] of Object.entries(raw as Json)) if (typeof v === 'number') merged[k] = v;
+    // Even a stream that reports no cache fields is Anthropic's: its input excludes nothing.
+    merged.cache_read_input_tokens ??= 0;
+    this.#raw = merged;
+    this.usage = readUsage(merged);
   }
 
   #addText(s: string): void {

@@ -18,6 +18,7 @@ import { chatCompletionsSchema, checkChatCompletionsRules } from './chat-complet
 import { checkCompletionsRules, completionsSchema } from './completions.js';
 import { embeddingsSchema } from './embeddings.js';
 import { ValidationErrors } from './errors.js';
+import { countTokensSchema, messagesSchema } from './messages.js';
 import { moderationsSchema } from './moderations.js';
 import { responsesSchema } from './responses.js';
 
@@ -46,6 +47,8 @@ const ROUTES: Record<ModelRoute, { schema: SchemaObject; rules: CrossFieldRule |
   embeddings: { schema: embeddingsSchema, rules: null },
   moderations: { schema: moderationsSchema, rules: null },
   responses: { schema: responsesSchema, rules: null },
+  messages: { schema: messagesSchema, rules: null },
+  'messages.count_tokens': { schema: countTokensSchema, rules: null },
 };
 
 /**

@@ -114,6 +114,44 @@ function responsesInput(out: PromptParts, body: Json): void {
   if (Array.isArray(input)) for (const item of input) responsesItem(out, item);
 }
 
+/**
+ * An Anthropic Messages body: `system` (a string or text blocks), each message's content (text,
+ * `tool_use` input, `tool_result` content), and the tool definitions the model also reads.
+ */
+function anthropicMessages(out: PromptParts, body: Json): void {
+  pushContent(out, body.system);
+  const block = (b: unknown): void => {
+    if (!isObject(b)) return pushString(out, b);
+    pushString(out, b.text);
+    pushString(out, b.thinking);
+    if (b.type === 'tool_use') {
+      pushString(out, b.name);
+      if (b.input !== undefined) out.texts.push(JSON.stringify(b.input));
+    }
+    if (b.type === 'tool_result') {
+      if (Array.isArray(b.content)) for (const inner of b.content) block(inner);
+      else pushString(out, b.content);
+    }
+  };
+  if (Array.isArray(body.messages)) {
+    for (const message of body.messages) {
+      out.fixed += TOKENS_PER_MESSAGE;
+      if (!isObject(message)) continue;
+      if (Array.isArray(message.content)) for (const b of message.content) block(b);
+      else pushString(out, message.content);
+    }
+  }
+  if (Array.isArray(body.tools)) {
+    for (const tool of body.tools) {
+      if (!isObject(tool)) continue;
+      pushString(out, tool.name);
+      pushString(out, tool.description);
+      if (tool.input_schema !== undefined) out.texts.push(JSON.stringify(tool.input_schema));
+    }
+  }
+  out.fixed += REPLY_PRIMING;
+}
+
 /** The input texts and fixed tokens of a request body on a model route. */
 export function promptParts(route: ModelRoute, body: Json): PromptParts {
   const out: PromptParts = { texts: [], fixed: 0 };
@@ -130,6 +168,10 @@ export function promptParts(route: ModelRoute, body: Json): PromptParts {
       break;
     case 'responses':
       responsesInput(out, body);
+      break;
+    case 'messages':
+    case 'messages.count_tokens':
+      anthropicMessages(out, body);
       break;
   }
   return out;

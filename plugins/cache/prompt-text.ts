@@ -53,7 +53,7 @@ function lastUser(messages: unknown): { text: string; blanked: unknown[] } | und
 /** What to embed for this route and body, or undefined when the route carries no prompt text. */
 export function semanticInput(route: ModelRoute, body: Json): SemanticInput | undefined {
   let found: { text: string; field: string; blanked: unknown } | undefined;
-  if (route === 'chat.completions') {
+  if (route === 'chat.completions' || route === 'messages') {
     const u = lastUser(body.messages);
     if (u !== undefined) found = { text: u.text, field: 'messages', blanked: u.blanked };
   } else if (route === 'completions') {

@@ -31,13 +31,25 @@ export interface CapturedBodies {
 }
 
 /** Request headers that carry credentials (the ones core/upstream/headers.ts never forwards). */
-const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'x-gateway-api-key'];
+const CREDENTIAL_HEADERS = [
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'api-key',
+  'x-goog-api-key',
+  'x-gateway-api-key',
+  'x-gateway-aws-secret-access-key',
+  'x-gateway-aws-session-token',
+  'x-amz-security-token',
+];
+/** Provider fields that are secrets (AWS signing keys): scrubbed like API keys. */
+const SECRET_FIELDS = ['aws_secret_access_key', 'aws_session_token'];
 
 /** Shorter values are not scrubbed: replacing every "a" of a body helps nobody. */
 const MIN_SECRET = 8;
 
-/** The credential values in a set of headers (lower-case names), plus `apiKey`, longest first. */
-export function credentialValues(headers: Readonly<Record<string, unknown>>, apiKey?: string): string[] {
+/** The credential values in a set of headers (lower-case names), plus `apiKey` and secret provider fields, longest first. */
+export function credentialValues(headers: Readonly<Record<string, unknown>>, apiKey?: string, fields?: Readonly<Record<string, unknown>>): string[] {
   const out: string[] = [];
   const add = (v: unknown): void => {
     if (typeof v !== 'string') return;
@@ -49,6 +61,7 @@ export function credentialValues(headers: Readonly<Record<string, unknown>>, api
   };
   for (const name of CREDENTIAL_HEADERS) add(headers[name]);
   add(apiKey);
+  if (fields !== undefined) for (const name of SECRET_FIELDS) add(fields[name]);
   // Longest first, so a token inside its `Bearer …` form is not replaced twice.
   return out.sort((a, b) => b.length - a.length);
 }
@@ -126,7 +139,7 @@ export function createBodyCapture(options: BodyOptions): BodyCapture {
       return {
         request: raw === undefined || raw.length === 0 ? undefined : Buffer.from(raw.subarray(0, limit)),
         response: ctx.get('loggedStream')?.parts ?? ctx.get('loggedResponse'),
-        secrets: credentialValues(ctx.headers, ctx.target?.apiKey),
+        secrets: credentialValues(ctx.headers, ctx.target?.apiKey, ctx.target?.providerOptions),
       };
     },
     render,

@@ -27,6 +27,7 @@ const OPERATIONS: Readonly<Record<string, string>> = {
   embeddings: 'embeddings',
   responses: 'chat',
   moderations: 'moderations',
+  messages: 'chat',
 };
 
 /** The route template (`http.route`): low-cardinality, unlike `url.path`. */

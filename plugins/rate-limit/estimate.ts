@@ -37,7 +37,7 @@ export function createEstimator(app: GatewayApp, defaultMaxTokens: number): Toke
 
 /** The output tokens a request may use: its own cap (times `n` choices) or the configured default. */
 export function outputAllowance(route: ModelRoute, body: Record<string, unknown>, defaultMaxTokens: number): number {
-  if (route === 'embeddings' || route === 'moderations') return 0;
+  if (route === 'embeddings' || route === 'moderations' || route === 'messages.count_tokens') return 0;
   const cap = firstCount(body.max_completion_tokens, body.max_tokens, body.max_output_tokens) ?? defaultMaxTokens;
   const n = route === 'responses' ? undefined : firstCount(body.n);
   return cap * (n !== undefined && n > 1 ? n : 1);

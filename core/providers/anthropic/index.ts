@@ -42,6 +42,7 @@ export const anthropic: ProviderAdapter = {
   id: 'anthropic',
   baseUrl: 'https://api.anthropic.com/v1',
   routes: translate.routes,
+  nativeRoutes: new Set(['messages', 'messages.count_tokens']),
   authHeaders,
   translate,
 };

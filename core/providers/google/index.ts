@@ -5,13 +5,15 @@
  *                                          (or :streamGenerateContent?alt=sse)
  *   GenerateContentResponse ─► response.ts ─► chat.completion
  *   SSE of responses ─────► stream.ts   ─► chat.completion.chunk … [DONE]
+ *   OpenAI embeddings ────► embeddings.ts ─► POST {base}/models/<model>:batchEmbedContents
  *   Google error ─────────► errors.ts   ─► {error:{message,type,param,code}}
  *
- * Only `chat.completions` translates; other model routes get 400 `unsupported_route`.
+ * `chat.completions` and `embeddings` translate; other model routes get 400 `unsupported_route`.
  */
 import type { Target } from '../../router/types.js';
 import type { ProviderAdapter, Translator } from '../types.js';
 import { openaiError } from './errors.js';
+import { buildEmbeddingsRequest, buildEmbeddingsResponse } from './embeddings.js';
 import { buildRequest } from './request.js';
 import { buildResponse } from './response.js';
 import { createStreamTranslator } from './stream.js';
@@ -25,9 +27,9 @@ function authHeaders(target: Target): Record<string, string> {
 }
 
 const translate: Translator = {
-  routes: new Set(['chat.completions']),
-  request: buildRequest,
-  response: (ctx, body) => buildResponse(ctx, body),
+  routes: new Set(['chat.completions', 'embeddings']),
+  request: (ctx) => (ctx.route === 'embeddings' ? buildEmbeddingsRequest(ctx) : buildRequest(ctx)),
+  response: (ctx, body) => (ctx.route === 'embeddings' ? buildEmbeddingsResponse(ctx, body) : buildResponse(ctx, body)),
   stream: (ctx) => createStreamTranslator(ctx),
   error: (_ctx, status, body) => ({ ...openaiError(status, body) }),
 };

@@ -38,7 +38,7 @@ export function buildRequest(ctx: TranslateContext): TranslatedRequest {
 }
 
 /** Gemini model names may arrive as `models/gemini-…`; the path wants the bare id, escaped. */
-function modelId(model: unknown): string {
+export function modelId(model: unknown): string {
   const name = typeof model === 'string' ? model.replace(/^models\//, '') : '';
   return encodeURIComponent(name);
 }

@@ -1,0 +1,114 @@
+/**
+ * AWS Bedrock Runtime's Converse API as an OpenAI dialect.
+ *
+ *   OpenAI chat request ─► request.ts ─► POST {base}/model/<model id>/converse (or /converse-stream)
+ *   OpenAI embeddings ───► request.ts ─► POST {base}/model/<model id>/invoke  (Titan, Cohere)
+ *   Converse JSON ───────► response.ts ─► chat.completion / embeddings list
+ *   event stream ─► event-stream.ts ─► stream.ts ─► chat.completion.chunk … [DONE]
+ *   Bedrock error ───────► errors.ts ─► {error:{message,type,param,code}}
+ *
+ * Base URL: `https://bedrock-runtime.<aws_region>.amazonaws.com`, or the target's custom host.
+ * Auth, from the target's provider fields (virtual key, config target, or `x-gateway-aws-*`
+ * headers in direct mode):
+ * - `aws_access_key_id` + `aws_secret_access_key` (+ `aws_session_token`): every call is signed
+ *   with SigV4 (service `bedrock`) after the plugins had their say, so the signature covers the
+ *   call exactly as sent;
+ * - otherwise the target's API key is a Bedrock API key, sent as `Authorization: Bearer`.
+ */
+import { SignatureV4 } from '@smithy/signature-v4';
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { Errors } from '../../errors.js';
+import type { Target } from '../../router/types.js';
+import type { ProviderAdapter, SignableRequest, Translator, UrlInput } from '../types.js';
+import { openaiError } from './errors.js';
+import { awsEventStream } from './event-stream.js';
+import { buildRequest } from './request.js';
+import { buildResponse } from './response.js';
+import { createStreamTranslator } from './stream.js';
+
+function field(target: Target, name: string): string | undefined {
+  const v = target.providerOptions?.[name];
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+function region(target: Target): string | undefined {
+  return field(target, 'aws_region');
+}
+
+function bedrockUrl({ target, upstreamPath, search }: UrlInput): string {
+  const where = region(target);
+  if (target.customHost === undefined && where === undefined) {
+    throw Errors.invalidHeader('Bedrock needs aws_region (or a custom host).', { param: 'x-gateway-aws-region' });
+  }
+  const base = (target.customHost ?? `https://bedrock-runtime.${where}.amazonaws.com`).replace(/\/+$/, '');
+  return base + upstreamPath + search;
+}
+
+function hasSigningKeys(target: Target): boolean {
+  return field(target, 'aws_access_key_id') !== undefined && field(target, 'aws_secret_access_key') !== undefined;
+}
+
+/** Signs `host`, `content-type` and the `x-amz-*` headers; the rest travel unsigned, as AWS allows. */
+async function sign(request: SignableRequest, target: Target): Promise<Record<string, string>> {
+  if (!hasSigningKeys(target)) return {};
+  const where = region(target);
+  if (where === undefined) throw Errors.invalidHeader('Bedrock SigV4 signing needs aws_region.', { param: 'x-gateway-aws-region' });
+  const signer = new SignatureV4({
+    service: 'bedrock',
+    region: where,
+    sha256: Sha256,
+    credentials: {
+      accessKeyId: field(target, 'aws_access_key_id')!,
+      secretAccessKey: field(target, 'aws_secret_access_key')!,
+      sessionToken: field(target, 'aws_session_token'),
+    },
+  });
+  const { url } = request;
+  const headers: Record<string, string> = { host: url.host };
+  const ctype = request.headers['content-type'];
+  if (ctype !== undefined) headers['content-type'] = ctype;
+  const query: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) query[k] = v;
+  const signed = await signer.sign({
+    method: request.method,
+    protocol: url.protocol,
+    hostname: url.hostname,
+    port: url.port === '' ? undefined : Number(url.port),
+    path: url.pathname,
+    query,
+    headers,
+    body: request.body ?? undefined,
+  });
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(signed.headers)) {
+    if (name !== 'host' && name !== 'content-type') out[name] = value;
+  }
+  return out;
+}
+
+const translate: Translator = {
+  routes: new Set(['chat.completions', 'embeddings']),
+  request: buildRequest,
+  response: (ctx, body) => buildResponse(ctx, body),
+  stream: (ctx) => createStreamTranslator(ctx),
+  error: (_ctx, status, body, headers) => ({ ...openaiError(status, body, headers) }),
+  streamDecoder: awsEventStream,
+};
+
+/**
+ * @example
+ *   // targets: [{ provider: bedrock, aws_region: us-east-1, aws_access_key_id: AKIA…, aws_secret_access_key: … }]
+ *   // direct: x-gateway-provider: bedrock, x-gateway-aws-region: us-east-1, x-gateway-aws-access-key-id: …
+ */
+export const bedrock: ProviderAdapter = {
+  id: 'bedrock',
+  baseUrl: 'https://bedrock-runtime.us-east-1.amazonaws.com',
+  routes: translate.routes,
+  url: bedrockUrl,
+  authHeaders(target): Record<string, string> {
+    if (hasSigningKeys(target) || target.apiKey === undefined) return {};
+    return { authorization: `Bearer ${target.apiKey}` };
+  },
+  sign,
+  translate,
+};
