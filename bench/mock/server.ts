@@ -192,8 +192,14 @@ function findRoute(method: string, pathname: string): Route {
   if (method === 'GET' && isFileContentPath(pathname)) return fileContentRoute;
   if (method === 'POST' && isGeminiPath(pathname)) return generateContentRoute;
   if (method === 'POST' && isBedrockPath(pathname)) return bedrockRoute;
+  // Azure OpenAI serves OpenAI's wire format under its deployment and v1 paths.
+  const azure = AZURE_PATH.exec(pathname);
+  if (azure !== null) return ROUTES.get(`${method} /v1${azure[1]}`) ?? echoRoute;
   return echoRoute;
 }
+
+/** `/openai/deployments/<name>/<route>` and `/openai/v1/<route>`. */
+const AZURE_PATH = /^\/openai\/(?:deployments\/[^/]+|v1)(\/.+)$/;
 
 function buildReply(route: Route, request: MockRequest): MockReply {
   // Credentials first, as real providers check them: a badly signed request fails even when a

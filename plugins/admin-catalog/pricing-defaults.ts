@@ -85,6 +85,20 @@ const LIST_PRICES: Readonly<Record<string, Readonly<Record<string, PerMillion>>>
     'deepseek-chat': [0.27, 1.1, 0.07],
     'deepseek-reasoner': [0.55, 2.19, 0.14],
   },
+  bedrock: {
+    // On-demand list prices in us-east-1. Inference-profile ids (`us.anthropic.…`) price as their model.
+    'anthropic.claude-3-5-haiku': [0.8, 4, 0.08, 1],
+    'anthropic.claude-3-5-sonnet': [3, 15, 0.3, 3.75],
+    'anthropic.claude-3-7-sonnet': [3, 15, 0.3, 3.75],
+    'anthropic.claude-sonnet-4': [3, 15, 0.3, 3.75],
+    'anthropic.claude-opus-4': [15, 75, 1.5, 18.75],
+    'amazon.nova-micro-v1': [0.035, 0.14, 0.00875],
+    'amazon.nova-lite-v1': [0.06, 0.24, 0.015],
+    'amazon.nova-pro-v1': [0.8, 3.2, 0.2],
+    'meta.llama3-1-70b-instruct': [0.72, 0.72],
+    'amazon.titan-embed-text-v2': [0.02, 0],
+    'cohere.embed-english-v3': [0.1, 0],
+  },
   'x-ai': {
     'grok-2': [2, 10],
     'grok-3': [3, 15, 0.75],

@@ -71,6 +71,16 @@ function tableOf(store: Store): Table {
 export function priceFor(store: Store, provider: string, model: string): ResolvedPricing | undefined {
   const entries = tableOf(store).get(provider);
   if (entries === undefined) return undefined;
+  const found = lookup(entries, model);
+  if (found !== undefined || provider !== 'bedrock') return found;
+  // Bedrock's cross-region inference profiles (`us.anthropic.claude-…`) cost what their model costs.
+  const profile = BEDROCK_PROFILE.exec(model);
+  return profile === null ? undefined : lookup(entries, model.slice(profile[0].length));
+}
+
+const BEDROCK_PROFILE = /^(?:us|eu|apac|us-gov|ca|jp|au|global)\./;
+
+function lookup(entries: Map<string, ResolvedPricing>, model: string): ResolvedPricing | undefined {
   const exact = entries.get(model);
   if (exact !== undefined) return exact;
   let best: ResolvedPricing | undefined;
