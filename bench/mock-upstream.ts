@@ -1,5 +1,10 @@
 /**
- * The mock upstream: a real HTTP server speaking OpenAI's wire formats, for tests and benchmarks.
+ * The mock upstream: a real HTTP server speaking providers' wire formats, for tests and benchmarks:
+ * OpenAI's five routes (also under Azure's `/openai/deployments/<d>/…` and `/openai/v1/…` paths),
+ * Anthropic's `/v1/messages` and `/v1/messages/count_tokens`, Gemini's
+ * `/v1beta/models/<m>:generateContent|streamGenerateContent|batchEmbedContents`, and Bedrock's
+ * `/model/<id>/converse|converse-stream|invoke` (SigV4 checked with MOCK_AWS_ACCESS_KEY_ID /
+ * MOCK_AWS_SECRET_ACCESS_KEY, or any `Bearer` API key; streams as AWS event-stream frames).
  *
  * Tests steer each request with directives, as a path prefix or `x-mock-*` headers:
  *
@@ -7,7 +12,8 @@
  *   x-mock-status: 429
  *
  * Keys: status, retry_after, retry_after_ms, delay, hang, chunks, chunk_delay, first_byte_delay,
- * reset (before_headers | mid_stream), reset_after, error_event, fail_first, key, tool_call.
+ * reset (before_headers | mid_stream), reset_after, error_event, fail_first, key, tool_call,
+ * cache_read (cached prompt tokens reported by the Anthropic and Bedrock dialects).
  * `bench/mock/directives.ts` documents each.
  *
  * CLI: `node dist/bench/mock-upstream.js [--port 9000] [--host 127.0.0.1]` (recording off).
@@ -22,6 +28,7 @@ export type { MockUpstream, MockUpstreamOptions, RecordedRequest } from './mock/
 export { DEFAULT_DIRECTIVES, parseDirectives, type Directives } from './mock/directives.js';
 export { cosine, embedText } from './mock/embedding.js';
 export { mockFileContent } from './mock/echo.js';
+export { MOCK_AWS_ACCESS_KEY_ID, MOCK_AWS_SECRET_ACCESS_KEY } from './mock/sigv4.js';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({

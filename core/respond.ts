@@ -115,7 +115,11 @@ async function finish(rt: Runtime, ctx: GatewayContext, body: Buffer | string | 
 function errorReply(ctx: GatewayContext, err: GatewayError): Reply {
   ctx.error = err;
   ctx.source = 'gateway';
-  return makeReply(err.status, err.toJSON(), { 'x-gateway-error-source': 'gateway', ...err.headers });
+  const body = err.toJSON();
+  // On Anthropic's routes the one error shape also carries Anthropic's top-level `type: "error"`,
+  // so Anthropic clients read it as their own (the `error.type` names are shared).
+  const anthropic = ctx.route.kind === 'model' && (ctx.route.name === 'messages' || ctx.route.name === 'messages.count_tokens');
+  return makeReply(err.status, anthropic ? { type: 'error', ...body } : body, { 'x-gateway-error-source': 'gateway', ...err.headers });
 }
 
 /** Answers with a gateway error in the one error shape. */

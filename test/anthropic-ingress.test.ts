@@ -137,7 +137,11 @@ t.test('an OpenAI-compatible target answers in Anthropic shapes', async (t) => {
     body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
   });
   t.equal(invalid.status, 400);
-  t.match(await invalid.json(), { error: { code: 'missing_required_parameter', param: 'max_tokens' } }, 'Anthropic requires max_tokens, and so does the gateway');
+  t.match(
+    await invalid.json(),
+    { type: 'error', error: { type: 'invalid_request_error', code: 'missing_required_parameter', param: 'max_tokens' } },
+    'Anthropic requires max_tokens, and so does the gateway, in a shape both dialects read',
+  );
 });
 
 t.test('a Gemini target: Anthropic in, Gemini out, translated both ways', async (t) => {
