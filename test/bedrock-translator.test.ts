@@ -257,7 +257,7 @@ t.test('request: every 400 the chat translator raises names its param', async (t
   const user = { role: 'user', content: 'x' };
   const chat = (request: Record<string, unknown>) => () => buildRequest(ctx({ model: 'm', ...request }));
   const cases: [string, () => unknown, Record<string, unknown>][] = [
-    ['n > 1', chat({ n: 2, messages: [user] }), bad('n', /one choice per call; n must be 1/)],
+    ['n > 1', chat({ n: 2, messages: [user] }), bad('n', /one choice per call; n must be 1/, 'unsupported_parameter')],
     [
       'an http image URL',
       chat({
@@ -267,24 +267,24 @@ t.test('request: every 400 the chat translator raises names its param', async (t
           { role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' } }] },
         ],
       }),
-      bad('messages[2].content[1].image_url', /cannot fetch image URLs.*base64 data URL/),
+      bad('messages[2].content[1].image_url', /cannot fetch image URLs.*base64 data URL/, 'unsupported_parameter'),
     ],
     [
       'an image format Converse lacks',
       chat({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/bmp;base64,Qk0=' } }] }] }),
-      bad('messages[0].content[0].image_url', /png, jpeg, gif or webp images, not image\/bmp/),
+      bad('messages[0].content[0].image_url', /png, jpeg, gif or webp images, not image\/bmp/, 'unsupported_parameter'),
     ],
     [
       'an audio part',
       chat({ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAA=', format: 'wav' } }] }] }),
-      bad('messages[0].content[0].type', /input_audio parts cannot be translated/),
+      bad('messages[0].content[0].type', /input_audio parts cannot be translated/, 'unsupported_parameter'),
     ],
     [
       'an assistant turn first',
       chat({ messages: [{ role: 'system', content: 's' }, { role: 'assistant', content: 'Hello!' }, user] }),
       bad('messages[1]', /start with a user message/),
     ],
-    ['a custom tool', chat({ messages: [user], tools: [{ type: 'custom', custom: { name: 'grammar' } }] }), bad('tools[0].type', /function tools only/)],
+    ['a custom tool', chat({ messages: [user], tools: [{ type: 'custom', custom: { name: 'grammar' } }] }), bad('tools[0].type', /function tools only/, 'unsupported_parameter')],
     ['no model', () => buildRequest(ctx({ messages: [user] })), bad('model', /Bedrock model id or ARN/)],
     [
       'another route',
@@ -330,15 +330,15 @@ t.test('request: embeddings for Titan v1/v2 and Cohere v3/v4', async (t) => {
 t.test('request: every 400 the embeddings translator raises names its param', async (t) => {
   const call = (request: Record<string, unknown>) => () => buildRequest(embed(request));
   const cases: [string, () => unknown, Record<string, unknown>][] = [
-    ['a batch for Titan', call({ model: 'amazon.titan-embed-text-v2:0', input: ['a', 'b'] }), bad('input', /one text per call; input has 2/)],
-    ['tokens', call({ model: 'amazon.titan-embed-text-v2:0', input: [1, 2, 3] }), bad('input', /take text.*not tokens/)],
-    ['token arrays', call({ model: 'cohere.embed-english-v3', input: [[1, 2], [3]] }), bad('input', /not tokens/)],
-    ['dimensions on Titan v1', call({ model: 'amazon.titan-embed-text-v1', input: 'a', dimensions: 256 }), bad('dimensions', /fixed size/)],
-    ['dimensions on Cohere v3', call({ model: 'cohere.embed-english-v3', input: 'a', dimensions: 256 }), bad('dimensions', /fixed size/)],
+    ['a batch for Titan', call({ model: 'amazon.titan-embed-text-v2:0', input: ['a', 'b'] }), bad('input', /one text per call; input has 2/, 'unsupported_parameter')],
+    ['tokens', call({ model: 'amazon.titan-embed-text-v2:0', input: [1, 2, 3] }), bad('input', /take text.*not tokens/, 'unsupported_parameter')],
+    ['token arrays', call({ model: 'cohere.embed-english-v3', input: [[1, 2], [3]] }), bad('input', /not tokens/, 'unsupported_parameter')],
+    ['dimensions on Titan v1', call({ model: 'amazon.titan-embed-text-v1', input: 'a', dimensions: 256 }), bad('dimensions', /fixed size/, 'unsupported_parameter')],
+    ['dimensions on Cohere v3', call({ model: 'cohere.embed-english-v3', input: 'a', dimensions: 256 }), bad('dimensions', /fixed size/, 'unsupported_parameter')],
     [
       'another family',
       call({ model: 'amazon.titan-embed-image-v1', input: 'a' }),
-      bad('model', /amazon\.titan-embed-text-\*.*cohere\.embed-\*.*not amazon\.titan-embed-image-v1/, 'unsupported_route'),
+      bad('model', /amazon\.titan-embed-text-\*.*cohere\.embed-\*.*not amazon\.titan-embed-image-v1/, 'unsupported_parameter'),
     ],
   ];
   for (const [name, fn, expected] of cases) t.match(thrown(fn), expected, name);

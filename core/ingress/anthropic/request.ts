@@ -69,6 +69,11 @@ function fail(message: string, param: string): never {
   throw Errors.badRequest(message, { param });
 }
 
+/** Well-formed Anthropic input that OpenAI's chat API has no way to express. */
+function inexpressible(message: string, param: string): never {
+  throw Errors.unsupportedParameter(message, { param });
+}
+
 function systemMessage(system: unknown): Json[] {
   if (system === undefined || system === null) return [];
   let text: string;
@@ -112,7 +117,7 @@ function textOf(block: unknown, param: string): string {
 }
 
 function unsupported(type: string, role: string, param: string): never {
-  fail(`Content blocks of type "${type}" in ${role} messages cannot be sent to this provider.`, param);
+  inexpressible(`Content blocks of type "${type}" in ${role} messages cannot be sent to this provider.`, param);
 }
 
 /**
@@ -183,7 +188,7 @@ function toolResultText(content: unknown, param: string): string {
   const pieces = content.map((block, k) => {
     const at = `${param}.content[${k}]`;
     if (isRecord(block) && block.type === 'image') {
-      fail(`${at}: images inside a tool_result cannot be sent to this provider (OpenAI tool messages hold text only).`, at);
+      inexpressible(`${at}: images inside a tool_result cannot be sent to this provider (OpenAI tool messages hold text only).`, at);
     }
     return textOf(block, at);
   });
@@ -246,7 +251,7 @@ function chatTools(tools: unknown): Json[] {
     if (!isRecord(tool)) fail(`${at} must be an object.`, at);
     const type = tool.type;
     if (type !== undefined && type !== null && type !== 'custom' && tool.input_schema === undefined) {
-      fail(`${at}: the server tool "${String(type)}" runs on Anthropic's servers and cannot be used with this provider.`, at);
+      inexpressible(`${at}: the server tool "${String(type)}" runs on Anthropic's servers and cannot be used with this provider.`, at);
     }
     const name = stringField(tool, 'name');
     if (name === undefined || name.length === 0) fail(`${at}.name must be a non-empty string.`, `${at}.name`);

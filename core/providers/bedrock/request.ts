@@ -85,7 +85,7 @@ function converseRequest(ctx: TranslateContext): TranslatedRequest {
   const req = ctx.request;
   const model = modelId(req);
   if (typeof req.n === 'number' && req.n > 1) {
-    throw Errors.badRequest('Bedrock Converse returns one choice per call; n must be 1.', { param: 'n' });
+    throw Errors.unsupportedParameter('Bedrock Converse returns one choice per call; n must be 1.', { param: 'n' });
   }
   const { system, messages } = splitMessages(Array.isArray(req.messages) ? req.messages : []);
   const body: Json = { messages };
@@ -206,7 +206,7 @@ function userBlocks(content: unknown, i: number): ContentBlock[] {
     } else if (part.type === 'image_url') {
       blocks.push(imageBlock(part.image_url, `messages[${i}].content[${j}].image_url`));
     } else {
-      throw Errors.badRequest(`Bedrock Converse takes text and image_url content parts; ${String(part.type)} parts cannot be translated.`, {
+      throw Errors.unsupportedParameter(`Bedrock Converse takes text and image_url content parts; ${String(part.type)} parts cannot be translated.`, {
         param: `messages[${i}].content[${j}].type`,
       });
     }
@@ -229,14 +229,14 @@ function imageBlock(imageUrl: unknown, param: string): ContentBlock {
   const url = typeof imageUrl === 'string' ? imageUrl : isRecord(imageUrl) ? stringField(imageUrl, 'url') : undefined;
   const data = url === undefined ? null : DATA_URL.exec(url);
   if (data === null) {
-    throw Errors.badRequest(
+    throw Errors.unsupportedParameter(
       'Bedrock cannot fetch image URLs: send the image inline as a base64 data URL (data:image/png;base64,…).',
       { param },
     );
   }
   const format = IMAGE_FORMATS.get(data[1]!.toLowerCase());
   if (format === undefined) {
-    throw Errors.badRequest(`Bedrock Converse takes png, jpeg, gif or webp images, not ${data[1]}.`, { param });
+    throw Errors.unsupportedParameter(`Bedrock Converse takes png, jpeg, gif or webp images, not ${data[1]}.`, { param });
   }
   return { image: { format, source: { bytes: data[2]! } } };
 }
@@ -275,7 +275,7 @@ function toolSpecs(tools: unknown): ToolSpec[] {
   tools.forEach((tool, i) => {
     if (!isRecord(tool)) return;
     if (tool.type !== 'function' || !isRecord(tool.function)) {
-      throw Errors.badRequest(`Bedrock Converse takes function tools only; ${String(tool.type)} tools cannot be translated.`, {
+      throw Errors.unsupportedParameter(`Bedrock Converse takes function tools only; ${String(tool.type)} tools cannot be translated.`, {
         param: `tools[${i}].type`,
       });
     }
@@ -319,7 +319,7 @@ function embeddingsRequest(req: Json): TranslatedRequest {
   const titan = TITAN_TEXT.exec(model);
   if (titan !== null) return { path, body: titanBody(req, inputs, Number(titan[1])) };
   if (COHERE_EMBED.test(model)) return { path, body: cohereBody(req, inputs, COHERE_V4.test(model)) };
-  throw Errors.unsupportedRoute(
+  throw Errors.unsupportedParameter(
     `Bedrock embeddings translate for Amazon Titan Text Embeddings (amazon.titan-embed-text-*) and Cohere Embed (cohere.embed-*) models, not ${model}.`,
     { param: 'model' },
   );
@@ -329,14 +329,14 @@ function embeddingsRequest(req: Json): TranslatedRequest {
 function embeddingTexts(input: unknown): string[] {
   if (typeof input === 'string') return [input];
   if (Array.isArray(input) && input.length > 0 && input.every((item) => typeof item === 'string')) return input as string[];
-  throw Errors.badRequest('Bedrock embedding models take text: input must be a string or an array of strings, not tokens.', {
+  throw Errors.unsupportedParameter('Bedrock embedding models take text: input must be a string or an array of strings, not tokens.', {
     param: 'input',
   });
 }
 
 function titanBody(req: Json, inputs: string[], version: number): Json {
   if (inputs.length > 1) {
-    throw Errors.badRequest(
+    throw Errors.unsupportedParameter(
       `Titan text embedding models embed one text per call; input has ${inputs.length}. Send one string, or use a cohere.embed-* model for batches.`,
       { param: 'input' },
     );
@@ -345,7 +345,7 @@ function titanBody(req: Json, inputs: string[], version: number): Json {
   // G1 (v1) takes `inputText` alone and has a fixed size.
   if (version < 2) {
     if (typeof req.dimensions === 'number') {
-      throw Errors.badRequest('amazon.titan-embed-text-v1 has a fixed size; dimensions needs amazon.titan-embed-text-v2.', {
+      throw Errors.unsupportedParameter('amazon.titan-embed-text-v1 has a fixed size; dimensions needs amazon.titan-embed-text-v2.', {
         param: 'dimensions',
       });
     }
@@ -364,7 +364,7 @@ function cohereBody(req: Json, inputs: string[], v4: boolean): Json {
   if (truncate !== undefined) body.truncate = truncate;
   if (typeof req.dimensions === 'number') {
     if (!v4) {
-      throw Errors.badRequest('Cohere Embed v3 models have a fixed size; dimensions needs cohere.embed-v4.', { param: 'dimensions' });
+      throw Errors.unsupportedParameter('Cohere Embed v3 models have a fixed size; dimensions needs cohere.embed-v4.', { param: 'dimensions' });
     }
     body.output_dimension = req.dimensions;
   }
