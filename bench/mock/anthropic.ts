@@ -19,7 +19,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { mockId } from './ids.js';
 import type { Dialect, JsonObject, JsonReply, MockReply, MockRequest, Route, SseReply } from './route.js';
-import { clip, contentText, estimateTokens, isRecord, QUOTE_CHARS, splitPieces } from './text.js';
+import { clip, contentText, estimateTokens, isRecord, mockInput, QUOTE_CHARS, splitPieces } from './text.js';
 
 /** Error types and messages per status, from https://docs.anthropic.com/en/api/errors. */
 const ERRORS: ReadonlyMap<number, { type: string; message: string }> = new Map([
@@ -207,13 +207,3 @@ function firstTool(tools: unknown): { name: string; schema: unknown } | undefine
   return undefined;
 }
 
-/** An input matching the schema's top-level properties: strings are `Paris`, numbers 1. */
-function mockInput(schema: unknown): JsonObject {
-  const input: JsonObject = {};
-  if (!isRecord(schema) || !isRecord(schema.properties)) return input;
-  for (const [name, property] of Object.entries(schema.properties)) {
-    const type = isRecord(property) ? property.type : undefined;
-    input[name] = type === 'number' || type === 'integer' ? 1 : type === 'boolean' ? true : 'Paris';
-  }
-  return input;
-}

@@ -36,7 +36,7 @@ import { eventMessage, exceptionMessage } from './event-stream.js';
 import { mockId } from './ids.js';
 import type { Dialect, JsonObject, JsonReply, MockReply, MockRequest, Route, SseReply } from './route.js';
 import { verifySigV4 } from './sigv4.js';
-import { clip, contentText, estimateTokens, isRecord, QUOTE_CHARS, splitPieces } from './text.js';
+import { clip, contentText, estimateTokens, isRecord, mockInput, QUOTE_CHARS, splitPieces } from './text.js';
 
 /** `/model/<percent-encoded model id>/<operation>` */
 const BEDROCK_PATH = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/;
@@ -269,13 +269,3 @@ function firstTool(toolConfig: unknown): { name: string; schema: unknown } | und
   return undefined;
 }
 
-/** An input matching the schema's top-level properties: strings are `Paris`, numbers 1. */
-function mockInput(schema: unknown): JsonObject {
-  const input: JsonObject = {};
-  if (!isRecord(schema) || !isRecord(schema.properties)) return input;
-  for (const [name, property] of Object.entries(schema.properties)) {
-    const type = isRecord(property) ? property.type : undefined;
-    input[name] = type === 'number' || type === 'integer' ? 1 : type === 'boolean' ? true : 'Paris';
-  }
-  return input;
-}

@@ -15,7 +15,7 @@
 import type { Dialect, JsonObject, JsonReply, MockReply, MockRequest, Route, SseReply } from './route.js';
 import { embedText } from './embedding.js';
 import { mockId } from './ids.js';
-import { clip, contentText, estimateTokens, isRecord, QUOTE_CHARS, splitPieces } from './text.js';
+import { clip, contentText, estimateTokens, isRecord, mockInput, QUOTE_CHARS, splitPieces } from './text.js';
 
 /** `/v1beta/models/<model>:<method>` */
 const GEMINI_PATH = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/;
@@ -128,7 +128,7 @@ function buildAnswer(model: string, body: JsonObject, request: MockRequest): Ans
     if (turn.role === 'user' && text.length > 0) lastUser = text;
   }
   const tool = request.directives.toolCall ? firstDeclaration(body.tools) : undefined;
-  const call = tool === undefined ? undefined : { name: tool.name, args: mockArgs(tool.parameters) };
+  const call = tool === undefined ? undefined : { name: tool.name, args: mockInput(tool.parameters) };
   const text = call === undefined ? `Mock reply to: ${clip(lastUser, QUOTE_CHARS)}` : undefined;
   const output = estimateTokens(text ?? JSON.stringify(call?.args));
   return { responseId: mockId(''), model, text, call, prompt, output };
@@ -178,13 +178,3 @@ function firstDeclaration(tools: unknown): { name: string; parameters: unknown }
   return undefined;
 }
 
-/** Arguments matching the schema's top-level properties: strings are `Paris`, numbers 1. */
-function mockArgs(schema: unknown): JsonObject {
-  const args: JsonObject = {};
-  if (!isRecord(schema) || !isRecord(schema.properties)) return args;
-  for (const [name, property] of Object.entries(schema.properties)) {
-    const type = isRecord(property) ? property.type : undefined;
-    args[name] = type === 'number' || type === 'integer' ? 1 : type === 'boolean' ? true : 'Paris';
-  }
-  return args;
-}

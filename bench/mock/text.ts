@@ -6,6 +6,8 @@
  * streamed or not, so cache and usage tests can compare exact values.
  */
 
+import type { JsonObject } from './route.js';
+
 /** How many characters of the prompt a reply quotes. */
 export const QUOTE_CHARS = 40;
 
@@ -73,4 +75,15 @@ export function stringOr(value: unknown, fallback: string): string {
 
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
+}
+
+/** Tool arguments matching a JSON schema's top-level properties: strings are `Paris`, numbers 1, booleans true. */
+export function mockInput(schema: unknown): JsonObject {
+  const input: JsonObject = {};
+  if (!isRecord(schema) || !isRecord(schema.properties)) return input;
+  for (const [name, property] of Object.entries(schema.properties)) {
+    const type = isRecord(property) ? property.type : undefined;
+    input[name] = type === 'number' || type === 'integer' ? 1 : type === 'boolean' ? true : 'Paris';
+  }
+  return input;
 }

@@ -58,3 +58,61 @@ export function embeddingList(vectors: ReadonlyArray<readonly number[]>, model: 
   if (promptTokens !== undefined) body.usage = { prompt_tokens: promptTokens, total_tokens: promptTokens };
   return body;
 }
+
+/** The answer-length cap of an OpenAI request (`max_completion_tokens` wins over `max_tokens`), if any. */
+export function maxTokens(req: Json): number | undefined {
+  for (const value of [req.max_completion_tokens, req.max_tokens]) {
+    if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
+  }
+  return undefined;
+}
+
+/** OpenAI `stop` (a string or strings) as a list, empty strings dropped. */
+export function stopSequences(stop: unknown): string[] {
+  if (typeof stop === 'string') return stop.length > 0 ? [stop] : [];
+  if (!Array.isArray(stop)) return [];
+  return stop.filter((s): s is string => typeof s === 'string' && s.length > 0);
+}
+
+/**
+ * Appends a turn to a dialect's alternating conversation, merging it into the previous turn when
+ * the role repeats (Anthropic and Bedrock require alternation). With `toolResultFirst`, a merged
+ * user turn keeps tool results ahead of the rest, each group in its order (Claude requires it).
+ */
+export function pushTurn<R extends string, B>(
+  turns: Array<{ role: R; content: B[] }>,
+  role: R,
+  blocks: B[],
+  toolResultFirst?: (block: B) => boolean,
+): void {
+  if (blocks.length === 0) return;
+  const last = turns.at(-1);
+  if (last === undefined || last.role !== role) {
+    turns.push({ role, content: blocks });
+    return;
+  }
+  last.content.push(...blocks);
+  if (toolResultFirst !== undefined) last.content.sort((a, b) => Number(!toolResultFirst(a)) - Number(!toolResultFirst(b)));
+}
+
+/** What every chunk of one streamed answer repeats. */
+export interface ChunkHead {
+  id: string;
+  created: number;
+  model: string;
+  /** The client asked for usage: OpenAI then sends `usage: null` on every chunk. */
+  includeUsage: boolean;
+}
+
+/** One `chat.completion.chunk` event with a delta for choice `index`. */
+export function chatChunk(head: ChunkHead, delta: Json, finish: string | null = null, index = 0): { data: string } {
+  const body: Json = {
+    id: head.id,
+    object: 'chat.completion.chunk',
+    created: head.created,
+    model: head.model,
+    choices: [{ index, delta, logprobs: null, finish_reason: finish }],
+  };
+  if (head.includeUsage) body.usage = null;
+  return { data: JSON.stringify(body) };
+}

@@ -13,7 +13,7 @@
  */
 import type { TranslateContext, TranslatedRequest } from '../types.js';
 import { isRecord, stringField, type ImageSource, type Json, type RequestBlock, type RequestMessage } from './wire.js';
-import { parseArguments, texts } from '../openai-shape.js';
+import { maxTokens, parseArguments, pushTurn, stopSequences, texts } from '../openai-shape.js';
 
 /** Anthropic requires `max_tokens`; OpenAI callers usually omit it. */
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -23,7 +23,7 @@ export function buildRequest(ctx: TranslateContext): TranslatedRequest {
   const { system, messages } = splitMessages(Array.isArray(req.messages) ? req.messages : []);
   const body: Json = { model: req.model, messages };
   if (system.length > 0) body.system = system;
-  body.max_tokens = maxTokens(req);
+  body.max_tokens = maxTokens(req) ?? DEFAULT_MAX_TOKENS;
 
   const stop = stopSequences(req.stop);
   if (stop.length > 0) body.stop_sequences = stop;
@@ -43,19 +43,6 @@ export function buildRequest(ctx: TranslateContext): TranslatedRequest {
   return { path: '/messages', body };
 }
 
-function maxTokens(req: Json): number {
-  for (const value of [req.max_completion_tokens, req.max_tokens]) {
-    if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
-  }
-  return DEFAULT_MAX_TOKENS;
-}
-
-function stopSequences(stop: unknown): string[] {
-  if (typeof stop === 'string') return stop.length > 0 ? [stop] : [];
-  if (!Array.isArray(stop)) return [];
-  return stop.filter((s): s is string => typeof s === 'string' && s.length > 0);
-}
-
 function splitMessages(input: unknown[]): { system: { type: 'text'; text: string }[]; messages: RequestMessage[] } {
   const system: { type: 'text'; text: string }[] = [];
   const messages: RequestMessage[] = [];
@@ -67,13 +54,13 @@ function splitMessages(input: unknown[]): { system: { type: 'text'; text: string
         for (const text of texts(message.content)) system.push({ type: 'text', text });
         break;
       case 'user':
-        push(messages, 'user', userBlocks(message.content));
+        pushTurn(messages, 'user', userBlocks(message.content), isToolResult);
         break;
       case 'assistant':
-        push(messages, 'assistant', assistantBlocks(message));
+        pushTurn(messages, 'assistant', assistantBlocks(message));
         break;
       case 'tool':
-        push(messages, 'user', [toolResult(message)]);
+        pushTurn(messages, 'user', [toolResult(message)], isToolResult);
         break;
       default:
         break;
@@ -82,23 +69,10 @@ function splitMessages(input: unknown[]): { system: { type: 'text'; text: string
   return { system, messages };
 }
 
-/** Appends a turn, merging it into the previous one when the role repeats. */
-function push(messages: RequestMessage[], role: 'user' | 'assistant', blocks: RequestBlock[]): void {
-  if (blocks.length === 0) return;
-  const last = messages.at(-1);
-  if (last === undefined || last.role !== role) {
-    messages.push({ role, content: blocks });
-    return;
-  }
-  last.content.push(...blocks);
-  // Anthropic wants tool results first in a user turn; a stable sort keeps each group's order.
-  if (role === 'user') last.content.sort((a, b) => rank(a) - rank(b));
+/** Anthropic wants tool results first in a merged user turn. */
+function isToolResult(block: RequestBlock): boolean {
+  return block.type === 'tool_result';
 }
-
-function rank(block: RequestBlock): number {
-  return block.type === 'tool_result' ? 0 : 1;
-}
-
 
 function userBlocks(content: unknown): RequestBlock[] {
   if (!Array.isArray(content)) return texts(content).map((text) => ({ type: 'text', text }));

@@ -16,6 +16,7 @@
  * block indexes are mapped to tool-call indexes as tool_use blocks open.
  */
 import type { SseEvent } from '../../sse/sse-parser.js';
+import { chatChunk } from '../openai-shape.js';
 import type { StreamTranslator, TranslateContext } from '../types.js';
 import { openaiError } from './errors.js';
 import { finishReason } from './finish-reasons.js';
@@ -38,16 +39,7 @@ export function createStreamTranslator(ctx: TranslateContext, now = unixNow()): 
   let finished = false;
 
   function chunk(delta: Json, finish: string | null = null): SseEvent {
-    const body: Json = {
-      id,
-      object: 'chat.completion.chunk',
-      created: now,
-      model,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-    };
-    // OpenAI sends `usage: null` on every chunk once the client asked for usage.
-    if (includeUsage) body.usage = null;
-    return { data: JSON.stringify(body) };
+    return chatChunk({ id, created: now, model, includeUsage }, delta, finish);
   }
 
   function fail(error: unknown): SseEvent[] {

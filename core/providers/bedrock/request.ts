@@ -31,7 +31,7 @@
  * unknown content parts or tool types, token-array embedding input.
  */
 import { Errors } from '../../errors.js';
-import { parseArguments, texts } from '../openai-shape.js';
+import { maxTokens, parseArguments, pushTurn, stopSequences, texts } from '../openai-shape.js';
 import type { TranslateContext, TranslatedRequest } from '../types.js';
 import {
   isRecord,
@@ -119,19 +119,6 @@ function inferenceConfig(req: Json): InferenceConfig {
   return config;
 }
 
-function maxTokens(req: Json): number | undefined {
-  for (const value of [req.max_completion_tokens, req.max_tokens]) {
-    if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
-  }
-  return undefined;
-}
-
-function stopSequences(stop: unknown): string[] {
-  if (typeof stop === 'string') return stop.length > 0 ? [stop] : [];
-  if (!Array.isArray(stop)) return [];
-  return stop.filter((s): s is string => typeof s === 'string' && s.length > 0);
-}
-
 function additionalFields(ctx: TranslateContext): unknown {
   const req = ctx.request;
   const derived: Json = {};
@@ -157,7 +144,7 @@ function splitMessages(input: unknown[]): { system: { text: string }[]; messages
         for (const text of texts(message.content)) system.push({ text });
         break;
       case 'user':
-        push(messages, 'user', userBlocks(message.content, i));
+        pushTurn(messages, 'user', userBlocks(message.content, i), isToolResult);
         break;
       case 'assistant': {
         const blocks = assistantBlocks(message);
@@ -166,11 +153,11 @@ function splitMessages(input: unknown[]): { system: { text: string }[]; messages
             param: `messages[${i}]`,
           });
         }
-        push(messages, 'assistant', blocks);
+        pushTurn(messages, 'assistant', blocks);
         break;
       }
       case 'tool':
-        push(messages, 'user', [toolResult(message)]);
+        pushTurn(messages, 'user', [toolResult(message)], isToolResult);
         break;
       default:
         break;
@@ -179,21 +166,9 @@ function splitMessages(input: unknown[]): { system: { text: string }[]; messages
   return { system, messages };
 }
 
-/** Appends a turn, merging it into the previous one when the role repeats. */
-function push(messages: Message[], role: Message['role'], blocks: ContentBlock[]): void {
-  if (blocks.length === 0) return;
-  const last = messages.at(-1);
-  if (last === undefined || last.role !== role) {
-    messages.push({ role, content: blocks });
-    return;
-  }
-  last.content.push(...blocks);
-  // Claude behind Converse wants tool results first in a user turn; a stable sort keeps each group's order.
-  if (role === 'user') last.content.sort((a, b) => rank(a) - rank(b));
-}
-
-function rank(block: ContentBlock): number {
-  return 'toolResult' in block ? 0 : 1;
+/** Claude behind Converse wants tool results first in a merged user turn. */
+function isToolResult(block: ContentBlock): boolean {
+  return 'toolResult' in block;
 }
 
 function userBlocks(content: unknown, i: number): ContentBlock[] {

@@ -22,6 +22,7 @@
  */
 import { Errors } from '../../errors.js';
 import type { SseEvent } from '../../sse/sse-parser.js';
+import { chatChunk } from '../openai-shape.js';
 import type { StreamTranslator, TranslateContext } from '../types.js';
 import { exceptionError } from './errors.js';
 import { finishReason } from './finish-reasons.js';
@@ -51,16 +52,7 @@ export function createStreamTranslator(ctx: TranslateContext, now = unixNow()): 
   let finished = false;
 
   function chunk(delta: Json, finish: string | null = null): SseEvent {
-    const body: Json = {
-      id,
-      object: 'chat.completion.chunk',
-      created: now,
-      model,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-    };
-    // OpenAI sends `usage: null` on every chunk once the client asked for usage.
-    if (includeUsage) body.usage = null;
-    return { data: JSON.stringify(body) };
+    return chatChunk({ id, created: now, model, includeUsage }, delta, finish);
   }
 
   /** Prefixes the role chunk to the first chunks of a stream that skipped messageStart. */

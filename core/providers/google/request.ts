@@ -13,7 +13,7 @@
  */
 import type { TranslateContext, TranslatedRequest } from '../types.js';
 import { isRecord, stringField, type Content, type Json, type Part } from './wire.js';
-import { parseArguments, texts } from '../openai-shape.js';
+import { maxTokens, parseArguments, stopSequences, texts } from '../openai-shape.js';
 
 export function buildRequest(ctx: TranslateContext): TranslatedRequest {
   const req = ctx.request;
@@ -60,19 +60,6 @@ function generationConfig(req: Json): Json {
     if (isRecord(schema)) config.responseSchema = schema;
   }
   return config;
-}
-
-function maxTokens(req: Json): number | undefined {
-  for (const value of [req.max_completion_tokens, req.max_tokens]) {
-    if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
-  }
-  return undefined;
-}
-
-function stopSequences(stop: unknown): string[] {
-  if (typeof stop === 'string') return stop.length > 0 ? [stop] : [];
-  if (!Array.isArray(stop)) return [];
-  return stop.filter((s): s is string => typeof s === 'string' && s.length > 0);
 }
 
 function splitMessages(input: unknown[]): { system: Part[]; contents: Content[] } {

@@ -16,6 +16,7 @@
  * `usageMetadata` is cumulative on every slice; the last one seen is the answer's usage.
  */
 import type { SseEvent } from '../../sse/sse-parser.js';
+import { chatChunk } from '../openai-shape.js';
 import type { StreamTranslator, TranslateContext } from '../types.js';
 import { openaiError } from './errors.js';
 import { finishReason } from './finish-reasons.js';
@@ -44,16 +45,7 @@ export function createStreamTranslator(ctx: TranslateContext, now = unixNow()): 
   let finished = false;
 
   function chunk(index: number, delta: Json, finish: string | null = null): SseEvent {
-    const body: Json = {
-      id,
-      object: 'chat.completion.chunk',
-      created: now,
-      model,
-      choices: [{ index, delta, logprobs: null, finish_reason: finish }],
-    };
-    // OpenAI sends `usage: null` on every chunk once the client asked for usage.
-    if (includeUsage) body.usage = null;
-    return { data: JSON.stringify(body) };
+    return chatChunk({ id, created: now, model, includeUsage }, delta, finish, index);
   }
 
   function fail(error: unknown): SseEvent[] {
