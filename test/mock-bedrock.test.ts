@@ -7,7 +7,7 @@
  */
 
 import { crc32 } from 'node:zlib';
-import { Sha256 } from '@aws-crypto/sha256-js';
+import { Hash } from '@smithy/hash-node';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
@@ -90,7 +90,7 @@ async function sign(mock: MockUpstream, path: string, body: string, options: Cal
     service: options.service ?? 'bedrock',
     region: REGION,
     credentials: options.credentials ?? MOCK_CREDENTIALS,
-    sha256: Sha256,
+    sha256: Hash.bind(null, 'sha256'),
   });
   const signed = await signer.sign(
     {

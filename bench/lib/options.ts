@@ -26,7 +26,7 @@ export const USAGE = `Usage: node dist/bench/run.js [options]
   --rounds N       interleaved rounds, median reported (default 3)
   --connections N  connections for the throughput scenario (default 32)
   --streams N      streamed requests per target per round (default 20)
-  --only a,b       run only these scenarios (throughput, latency-c1, streaming, h2c,
+  --only a,b       run only these scenarios (throughput, latency-c1, streaming, h2c, dialects,
                    governance, cache-hit, event-loop, memory)
   --quick          duration 3, warmup 1, rounds 1, streams 10: a fast smoke run
   --profile        run the gateway with --cpu-prof and print its top self-time functions

@@ -6,6 +6,7 @@
 import type { Scenario } from '../lib/scenario.js';
 import { analytics } from './analytics.js';
 import { cacheHit } from './cache-hit.js';
+import { dialects } from './dialects.js';
 import { eventLoop } from './event-loop.js';
 import { governance } from './governance.js';
 import { h2c } from './h2c.js';
@@ -14,4 +15,4 @@ import { memory } from './memory.js';
 import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
 
-export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, governance, cacheHit, eventLoop, analytics, memory];
+export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, dialects, governance, cacheHit, eventLoop, analytics, memory];
