@@ -126,6 +126,8 @@ t.test('a memory cache sees another process\'s write at once', async (t) => {
   const base = { name: 'W', description: null, organisation_id: 'o', defaults: { metadata: {} }, usage_limits: [], rate_limits: [], status: 'active' as const, created_at: nowIso(), last_updated_at: nowIso() };
   const ws = store.c.workspaces.insert({ ...base, id: uuidv7(), slug: 'before' });
   t.equal(store.c.workspaces.cachedBy('slug', 'before')?.id, ws.id, 'cached');
+  t.equal(store.c.workspaces.cached(ws.id)?.slug, 'before', 'cached by id too');
+  t.equal(store.c.workspaces.cached('no-such-id'), undefined, 'a miss is cached as a miss');
   const script = writeFile(
     tempDir(),
     'rename.mjs',
@@ -140,4 +142,5 @@ await store.close();
   t.equal((await runChild(script, [dir, ws.id])).code, 0);
   t.equal(store.c.workspaces.cachedBy('slug', 'before'), undefined, 'the stale entry is gone');
   t.equal(store.c.workspaces.cachedBy('slug', 'after')?.id, ws.id);
+  t.equal(store.c.workspaces.cached(ws.id)?.slug, 'after', 'the by-id entry follows the write');
 });

@@ -57,6 +57,8 @@ export interface GovernanceOptions {
   pinning: Pinning;
   /** The mock's origin: the virtual key's custom host is `<mockOrigin>/v1`. */
   mockOrigin: string;
+  /** Node flags for the governance gateway (`--cpu-prof`, …). */
+  nodeFlags?: string[];
   log(line: string): void;
 }
 
@@ -85,6 +87,7 @@ export async function startGovernanceGateway(options: GovernanceOptions): Promis
     name: 'governance gateway',
     dir: runTempDir('governance'),
     pipeline: GOVERNANCE_PIPELINE,
+    nodeFlags: options.nodeFlags,
     // A master key in the environment keeps the gateway from writing (and warning about) a key file.
     env: { GATEWAY_ADMIN_KEY: adminKey, GATEWAY_MASTER_KEY: randomBytes(32).toString('hex') },
   });

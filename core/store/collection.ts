@@ -88,11 +88,7 @@ export class Collection<T extends { id: string }> {
    * of the version per call keeps every process consistent within a write.
    */
   cachedBy(index: string, value: string): T | undefined {
-    const version = this.version();
-    if (version !== this.#cacheVersion) {
-      this.#cache.clear();
-      this.#cacheVersion = version;
-    }
+    this.#syncCache();
     const key = `${index}\u0000${value}`;
     const hit = this.#cache.get(key);
     if (hit !== undefined) return hit ?? undefined;
@@ -100,6 +96,25 @@ export class Collection<T extends { id: string }> {
     if (this.#cache.size > 10_000) this.#cache.clear();
     this.#cache.set(key, found ?? null);
     return found;
+  }
+
+  /** A memory-cached `get` for the hot path (budgets, policies), consistent like {@link cachedBy}. Never mutate the result. */
+  cached(id: string): T | undefined {
+    this.#syncCache();
+    const hit = this.#cache.get(id);
+    if (hit !== undefined) return hit ?? undefined;
+    const found = this.get(id);
+    if (this.#cache.size > 10_000) this.#cache.clear();
+    this.#cache.set(id, found ?? null);
+    return found;
+  }
+
+  #syncCache(): void {
+    const version = this.version();
+    if (version !== this.#cacheVersion) {
+      this.#cache.clear();
+      this.#cacheVersion = version;
+    }
   }
 
   version(): number {

@@ -45,7 +45,7 @@ export function period(reset: 'monthly' | 'weekly' | null | undefined, now: Date
 
 /** The acting workspace, as conditions name it (id or slug). */
 export function workspaceFacts(store: Store, workspaceId: string): WorkspaceFacts {
-  return { id: workspaceId, slug: store.c.workspaces.get(workspaceId)?.slug };
+  return { id: workspaceId, slug: store.c.workspaces.cached(workspaceId)?.slug };
 }
 
 /**
@@ -92,7 +92,7 @@ export function entityBudgets(store: Store, ctx: GatewayContext, ws: WorkspaceFa
   const virtualKey = factOf(ctx, ws, 'virtual_key');
   const provider = factOf(ctx, ws, 'provider');
   if (apiKeyId !== undefined) {
-    const key = store.c.apiKeys.get(apiKeyId);
+    const key = store.c.apiKeys.cached(apiKeyId);
     const b = key && entityBudget('api_key', key.id, key.usage_limits, key.last_reset_at ?? 'start', now, key.workspace_id);
     if (b) out.push({ ...b, exhaust: { kind: 'api_key', id: key!.id } });
   }
@@ -101,7 +101,7 @@ export function entityBudgets(store: Store, ctx: GatewayContext, ws: WorkspaceFa
     const b = vk && vk.workspace_id === ws.id ? entityBudget('virtual_key', vk.id, vk.usage_limits, 'start', now, vk.workspace_id) : undefined;
     if (b) out.push({ ...b, exhaust: { kind: 'virtual_key', id: vk!.id } });
   }
-  const workspace = store.c.workspaces.get(ws.id);
+  const workspace = store.c.workspaces.cached(ws.id);
   const wsBudget = workspace && entityBudget('workspace', workspace.id, workspace.usage_limits[0], 'start', now, workspace.id);
   if (wsBudget) out.push(wsBudget);
   if (provider !== undefined) {
