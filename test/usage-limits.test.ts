@@ -63,6 +63,30 @@ t.test('usage limits', async (t) => {
     t.equal(spent(b), spent(a), 'stream usage = plain usage');
   });
 
+  t.test('Anthropic-style /v1/messages traffic is charged and capped like chat completions', async (t) => {
+    const messages = async (key: string, stream: boolean): Promise<number> => {
+      const res = await request(`${gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: { ...direct(mock), 'content-type': 'application/json', 'x-gateway-api-key': key },
+        body: JSON.stringify({ model: 'gpt-4o', max_tokens: 50, stream, messages: [{ role: 'user', content: 'spend some tokens' }] }),
+      });
+      await res.body.text();
+      await new Promise((r) => setTimeout(r, 40));
+      return res.statusCode;
+    };
+    const spent = (k: { id: string }): number =>
+      gw.store.c.policyUsage.list({ filter: (e) => e.policy_id === `entity:api_key:${k.id}` }).items[0]?.current_usage ?? 0;
+    const a = await newKey({ credit_limit: 1_000_000, type: 'tokens' });
+    const b = await newKey({ credit_limit: 1_000_000, type: 'tokens' });
+    t.equal(await messages(a.key, false), 200);
+    t.equal(await messages(b.key, true), 200);
+    t.ok(spent(a) > 0, 'the messages call was charged');
+    t.equal(spent(b), spent(a), 'streamed messages are charged like plain ones');
+    const capped = await newKey({ credit_limit: spent(a), type: 'tokens' });
+    t.equal(await messages(capped.key, true), 200, 'within budget');
+    t.equal(await messages(capped.key, false), 429, 'then the budget stops /v1/messages too');
+  });
+
   t.test('a cost budget from a policy, priced with the table, with an alert', async (t) => {
     const { key, id } = await newKey(null as unknown as Json);
     const one = JSON.parse((await chat(ADMIN_KEY)).body) as Json;
