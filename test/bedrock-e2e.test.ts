@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { definePlugin, type PluginDefinition } from '../core/plugin.js';
 import type { Usage } from '../core/usage/types.js';
 import { MOCK_AWS_ACCESS_KEY_ID, MOCK_AWS_SECRET_ACCESS_KEY } from '../bench/mock/sigv4.js';
-import { startGateway, startMock } from './helpers/gateway.js';
+import { ADMIN_KEY, startGateway, startMock } from './helpers/gateway.js';
 
 const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
 
@@ -146,4 +146,36 @@ t.test('Bedrock API keys, embeddings and config targets', async (t) => {
   t.equal(data.choices[0]?.message.content, 'Mock reply to: fallback', 'a signed call through a directive prefix, after a fallback');
   t.equal(response.headers.get('x-gateway-last-used-option-index'), 'config.targets[1]');
   t.match(mock.requests.at(-1)!.headers.authorization, /\/eu-west-1\/bedrock\/aws4_request/);
+});
+
+t.test('a Bedrock virtual key: AWS fields stored sealed, the call signed with them', async (t) => {
+  const mock = await startMock(t);
+  const gw = await startGateway(t, { yaml: 'pipeline: [auth, virtual-keys, config-strategy, admin-resources]\n', env: { GATEWAY_ADMIN_KEY: ADMIN_KEY } });
+  const admin = async (method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> => {
+    const res = await fetch(`${gw.url}/v1${path}`, {
+      method,
+      headers: { 'x-gateway-api-key': ADMIN_KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, text: await res.text() };
+  };
+  const created = await admin('POST', '/virtual-keys', {
+    name: 'bedrock prod',
+    slug: 'bedrock-prod',
+    provider: 'bedrock',
+    custom_host: mock.url,
+    aws_region: 'ap-southeast-2',
+    aws_access_key_id: MOCK_AWS_ACCESS_KEY_ID,
+    aws_secret_access_key: MOCK_AWS_SECRET_ACCESS_KEY,
+  });
+  t.equal(created.status, 200, created.text);
+  const id = (JSON.parse(created.text) as { id: string }).id;
+  const read = await admin('GET', `/virtual-keys/${id}`);
+  t.notMatch(read.text, MOCK_AWS_SECRET_ACCESS_KEY, 'the secret access key is never shown');
+  t.match(read.text, 'ap-southeast-2', 'the region is');
+
+  const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-virtual-key': 'bedrock-prod' } });
+  const answer = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'through a virtual key' }] });
+  t.equal(answer.choices[0]?.message.content, 'Mock reply to: through a virtual key');
+  t.match(mock.requests.at(-1)!.headers.authorization, /Credential=AKIAMOCKGATEWAY00001\/\d{8}\/ap-southeast-2\/bedrock\/aws4_request/, 'signed with the stored keys and region');
 });
