@@ -50,11 +50,26 @@ export async function sendReply(rt: Runtime, ctx: GatewayContext, out: ResponseW
   if (isStreamBody(reply.body)) return sendStream(rt, ctx, out, head, reply.body, options);
   if (out.pinged) {
     // The head already went out as an event stream (pings): the answer can only be an error event.
-    out.failStream(typeof reply.body === 'object' && reply.body !== null ? (reply.body as Record<string, unknown>) : { error: { message: String(reply.body) } }, true);
+    out.failStream(eventBody(reply.body), true);
   } else if (out.writable) {
     out.send(head.status, head.headers, body, options.proxied);
   }
   await finish(rt, ctx, body, options.limit);
+}
+
+/** A reply body as the object of an error event: JSON bytes parsed, anything else wrapped. */
+function eventBody(body: unknown): Record<string, unknown> {
+  let value = body;
+  if (Buffer.isBuffer(value) || typeof value === 'string') {
+    const text = value.toString();
+    try {
+      value = JSON.parse(text);
+    } catch {
+      value = text;
+    }
+  }
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  return { error: { message: String(value).slice(0, 2000), type: 'upstream_error', param: null, code: null } };
 }
 
 /**

@@ -61,3 +61,24 @@ t.test('Anthropic dialect end to end', async (t) => {
   t.equal((err as InstanceType<typeof OpenAI.APIError>).status, 529, 'the provider status is kept');
   t.match((err as InstanceType<typeof OpenAI.APIError>).error, { type: 'overloaded_error' });
 });
+
+t.test('after pings, a translated upstream error becomes an error event in OpenAI shape', async (t) => {
+  const mock = await startMock(t);
+  const gw = await startGateway(t, { yaml: 'server: {host: 127.0.0.1, port: 0, stream_ping_interval: 100}\n' });
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      authorization: 'Bearer sk-ant-test',
+      'x-gateway-provider': 'anthropic',
+      'x-gateway-custom-host': `${mock.url}/mock/delay=400;status=529/v1`,
+    },
+    body: JSON.stringify({ model: 'claude-sonnet-4', stream: true, messages: [{ role: 'user', content: 'late' }] }),
+  });
+  t.equal(res.status, 200, 'the pings sent the head');
+  const text = await res.text();
+  t.match(text, /^: ping\n\n/);
+  const data = /event: error\ndata: (.*)\n\n$/.exec(text)?.[1];
+  t.ok(data, 'it ends with an error event');
+  t.match(JSON.parse(data!), { error: { type: 'overloaded_error', message: 'Overloaded' } }, 'Anthropic\'s error, translated, not raw bytes');
+});
