@@ -131,6 +131,14 @@ t.test('an OpenAI-compatible target answers in Anthropic shapes', async (t) => {
   t.ok(counted.input_tokens > 0, 'count_tokens is answered by the gateway');
   t.not(mock.requests.at(-1)!.path, '/v1/messages/count_tokens');
 
+  const beta = await fetch(`${gw.url}/v1/messages?beta=true`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${mock.url}/v1`, 'x-api-key': 'sk-openai-test' },
+    body: JSON.stringify(params),
+  });
+  t.equal(beta.status, 200);
+  t.equal(mock.requests.at(-1)!.path, '/v1/chat/completions', "the Anthropic SDK's ?beta=true stays with the Anthropic call");
+
   const invalid = await fetch(`${gw.url}/v1/messages`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-gateway-provider': 'openai', authorization: 'Bearer k' },

@@ -121,8 +121,9 @@ export async function runAttempt(
       translation = { translator, ctx: tctx, request: translator.request(tctx) };
     }
     const path = translation !== undefined ? translation.request.path : upstreamPath;
-    const search = translation !== undefined ? '' : ctx.search;
-    const href = adapter.url ? adapter.url({ target, route, upstreamPath: path, search }) : joinUrl(target.customHost ?? adapter.baseUrl, path, search);
+    // A translated call is a new request: the client's query (e.g. the Anthropic SDK's `?beta=true`) is not its own.
+    const search = translation !== undefined || ingress !== undefined ? '' : ctx.search;
+    const href = adapter.url ? adapter.url({ target, route: callRoute, upstreamPath: path, search }) : joinUrl(target.customHost ?? adapter.baseUrl, path, search);
     url = new URL(href);
   } catch (err) {
     // An adapter that cannot build its URL (missing provider fields) says why; a bad URL is the host's.
