@@ -64,12 +64,15 @@ export function createLedger(store: Store, flushMs: number, onAlert: (alert: Rec
   }
 
   return {
+    // Reads on the request path go through the version-checked memory cache: every flush (from
+    // any process) bumps the collection's version, so a cached counter is never older than the
+    // last committed charge, and between flushes a check costs one version read, not a decode.
     spent(b) {
-      return (store.c.policyUsage.get(b.counterId)?.current_usage ?? 0) + (pending.get(b.counterId)?.delta ?? 0);
+      return (store.c.policyUsage.cached(b.counterId)?.current_usage ?? 0) + (pending.get(b.counterId)?.delta ?? 0);
     },
     exhausted(b) {
-      const stored = store.c.policyUsage.get(b.counterId);
-      return stored?.status === 'exhausted' || this.spent(b) >= b.limit;
+      const stored = store.c.policyUsage.cached(b.counterId);
+      return stored?.status === 'exhausted' || (stored?.current_usage ?? 0) + (pending.get(b.counterId)?.delta ?? 0) >= b.limit;
     },
     charge(b, amount) {
       if (amount <= 0) return;
