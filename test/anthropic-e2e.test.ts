@@ -4,14 +4,11 @@
  */
 import t from 'tap';
 import OpenAI from 'openai';
-import { definePlugin, type PluginDefinition } from '../core/plugin.js';
-import type { Usage } from '../core/usage/types.js';
-import { startGateway, startMock } from './helpers/gateway.js';
+import { startGateway, startMock, usageProbe } from './helpers/gateway.js';
 
 t.test('Anthropic dialect end to end', async (t) => {
   const mock = await startMock(t);
-  const usages: Array<Usage | undefined> = [];
-  const probe = definePlugin({ name: 'probe', setup: () => ({ meterUsage: true, onResponseEnd: (ctx) => void usages.push(ctx.usage) }) }) as PluginDefinition<never>;
+  const { probe, usages } = usageProbe();
   const gw = await startGateway(t, { yaml: 'pipeline: [probe]\n', plugins: { probe } });
   const client = (headers: Record<string, string> = {}) =>
     new OpenAI({

@@ -6,12 +6,8 @@
  */
 import t from 'tap';
 import Anthropic from '@anthropic-ai/sdk';
-import { definePlugin, type PluginDefinition } from '../core/plugin.js';
-import type { Usage } from '../core/usage/types.js';
-import { startGateway, startMock } from './helpers/gateway.js';
+import { startGateway, startMock, usageProbe } from './helpers/gateway.js';
 
-const probePlugin = (usages: Array<Usage | undefined>): PluginDefinition<never> =>
-  definePlugin({ name: 'probe', setup: () => ({ meterUsage: true, onResponseEnd: (ctx) => void usages.push(ctx.usage) }) }) as PluginDefinition<never>;
 
 const tools: Anthropic.Tool[] = [
   { name: 'get_weather', description: 'Weather by city', input_schema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
@@ -25,8 +21,8 @@ async function collect(stream: AsyncIterable<Anthropic.RawMessageStreamEvent>): 
 
 t.test('an Anthropic target gets the call unchanged', async (t) => {
   const mock = await startMock(t);
-  const usages: Array<Usage | undefined> = [];
-  const gw = await startGateway(t, { yaml: 'pipeline: [probe]\n', plugins: { probe: probePlugin(usages) } });
+  const { probe, usages } = usageProbe();
+  const gw = await startGateway(t, { yaml: 'pipeline: [probe]\n', plugins: { probe } });
   const client = new Anthropic({
     baseURL: gw.url,
     apiKey: 'sk-ant-test',
@@ -63,8 +59,8 @@ t.test('an Anthropic target gets the call unchanged', async (t) => {
 
 t.test('an OpenAI-compatible target answers in Anthropic shapes', async (t) => {
   const mock = await startMock(t);
-  const usages: Array<Usage | undefined> = [];
-  const gw = await startGateway(t, { yaml: 'pipeline: [probe]\n', plugins: { probe: probePlugin(usages) } });
+  const { probe, usages } = usageProbe();
+  const gw = await startGateway(t, { yaml: 'pipeline: [probe]\n', plugins: { probe } });
   const client = (headers: Record<string, string> = {}) =>
     new Anthropic({
       baseURL: gw.url,

@@ -6,17 +6,14 @@
  */
 import t from 'tap';
 import OpenAI from 'openai';
-import { definePlugin, type PluginDefinition } from '../core/plugin.js';
-import type { Usage } from '../core/usage/types.js';
 import { MOCK_AWS_ACCESS_KEY_ID, MOCK_AWS_SECRET_ACCESS_KEY } from '../bench/mock/sigv4.js';
-import { ADMIN_KEY, startGateway, startMock } from './helpers/gateway.js';
+import { ADMIN_KEY, startGateway, startMock, usageProbe } from './helpers/gateway.js';
 
 const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
 
 t.test('Bedrock Converse end to end', async (t) => {
   const mock = await startMock(t);
-  const usages: Array<Usage | undefined> = [];
-  const probe = definePlugin({ name: 'probe', setup: () => ({ meterUsage: true, onResponseEnd: (ctx) => void usages.push(ctx.usage) }) }) as PluginDefinition<never>;
+  const { probe, usages } = usageProbe();
   const gw = await startGateway(t, { yaml: 'pipeline: [probe]\n', plugins: { probe } });
   const aws = {
     'x-gateway-provider': 'bedrock',

@@ -5,16 +5,11 @@
  */
 import t from 'tap';
 import OpenAI from 'openai';
-import { definePlugin, type PluginDefinition } from '../core/plugin.js';
-import type { Usage } from '../core/usage/types.js';
-import { startGateway, startMock } from './helpers/gateway.js';
+import { startGateway, startMock, usageProbe } from './helpers/gateway.js';
 
 t.test('Gemini dialect end to end', async (t) => {
   const mock = await startMock(t);
-  const usages: Array<Usage | undefined> = [];
-  // The metering probe also makes the gateway parse SSE: without a meter or chunk hook, a translated
-  // stream is currently forwarded untranslated (core/upstream/attempt.ts #prepareBody).
-  const probe = definePlugin({ name: 'probe', setup: () => ({ meterUsage: true, onResponseEnd: (ctx) => void usages.push(ctx.usage) }) }) as PluginDefinition<never>;
+  const { probe, usages } = usageProbe();
   const gw = await startGateway(t, { yaml: 'pipeline: [probe]\n', plugins: { probe } });
   const client = (headers: Record<string, string> = {}) =>
     new OpenAI({
@@ -72,8 +67,7 @@ t.test('Gemini dialect end to end', async (t) => {
 
 t.test('Gemini embeddings through batchEmbedContents', async (t) => {
   const mock = await startMock(t);
-  const usages: Array<Usage | undefined> = [];
-  const probe = definePlugin({ name: 'probe', setup: () => ({ meterUsage: true, onResponseEnd: (ctx) => void usages.push(ctx.usage) }) }) as PluginDefinition<never>;
+  const { probe, usages } = usageProbe();
   const gw = await startGateway(t, { yaml: 'pipeline: [probe]\n', plugins: { probe } });
   const client = new OpenAI({
     baseURL: `${gw.url}/v1`,

@@ -12,7 +12,8 @@ import OpenAI from 'openai';
 import { createGateway, type Gateway } from '../../core/gateway.js';
 import { loadConfigText } from '../../core/config/load.js';
 import { createLogger } from '../../core/logger.js';
-import type { PluginDefinition } from '../../core/plugin.js';
+import { definePlugin, type PluginDefinition } from '../../core/plugin.js';
+import type { Usage } from '../../core/usage/types.js';
 import type { PluginCatalog } from '../../core/plugin-loader.js';
 import { startMockUpstream, type MockUpstream } from '../../bench/mock-upstream.js';
 import { standardPlugins } from '../../plugins/index.js';
@@ -136,4 +137,18 @@ export function addWorkspace(store: Store, slug: string, scopes: ReadonlyArray<s
     last_updated_at: now,
   });
   return { id, key: insertKey(store, { workspace_id: id, scopes, name: `${slug} key` }) };
+}
+
+/**
+ * A plugin that turns usage metering on and records each request's usage as its response ends,
+ * for tests that compare what the gateway metered (`pipeline: [probe]`).
+ *
+ * @example
+ *   const { probe, usages } = usageProbe();
+ *   const gw = await startGateway(t, { yaml: 'pipeline: [probe]\n', plugins: { probe } });
+ */
+export function usageProbe(): { probe: PluginDefinition<never>; usages: Array<Usage | undefined> } {
+  const usages: Array<Usage | undefined> = [];
+  const probe = definePlugin({ name: 'probe', setup: () => ({ meterUsage: true, onResponseEnd: (ctx) => void usages.push(ctx.usage) }) }) as PluginDefinition<never>;
+  return { probe, usages };
 }
