@@ -57,8 +57,8 @@ export async function sendReply(rt: Runtime, ctx: GatewayContext, out: ResponseW
   await finish(rt, ctx, body, options.limit);
 }
 
-/** A reply body as the object of an error event: JSON bytes parsed, anything else wrapped. */
-function eventBody(body: unknown): Record<string, unknown> {
+/** A reply or upstream body as the object of an error event: JSON bytes parsed, anything else wrapped. */
+export function eventBody(body: unknown): Record<string, unknown> {
   let value = body;
   if (Buffer.isBuffer(value) || typeof value === 'string') {
     const text = value.toString();

@@ -87,28 +87,26 @@ export class Collection<T extends { id: string }> {
 
   /**
    * A memory-cached `getBy` for the hot path (auth, virtual keys). The cache is dropped whenever
-   * the collection's version changed, including by another process sharing the env: one LMDB read
-   * of the version per call keeps every process consistent within a write.
+   * the collection's version changed, including by another process sharing the env (seen within
+   * a millisecond, see {@link version}).
    */
   cachedBy(index: string, value: string): T | undefined {
-    this.#syncCache();
-    const key = `${index}\u0000${value}`;
-    const hit = this.#cache.get(key);
-    if (hit !== undefined) return hit ?? undefined;
-    const found = this.getBy(index, value);
-    if (this.#cache.size > 10_000) this.#cache.clear();
-    this.#cache.set(key, found ?? null);
-    return found;
+    return this.#memo(`${index}\u0000${value}`, () => this.getBy(index, value));
   }
 
   /** A memory-cached `get` for the hot path (budgets, policies), consistent like {@link cachedBy}. Never mutate the result. */
   cached(id: string): T | undefined {
+    return this.#memo(id, () => this.get(id));
+  }
+
+  /** One cache for both lookups: ids never contain NUL, so their keys cannot collide. Misses are cached too. */
+  #memo(key: string, load: () => T | undefined): T | undefined {
     this.#syncCache();
-    const hit = this.#cache.get(id);
+    const hit = this.#cache.get(key);
     if (hit !== undefined) return hit ?? undefined;
-    const found = this.get(id);
+    const found = load();
     if (this.#cache.size > 10_000) this.#cache.clear();
-    this.#cache.set(id, found ?? null);
+    this.#cache.set(key, found ?? null);
     return found;
   }
 

@@ -21,13 +21,13 @@ import type { ResponseWriter } from '../response-writer.js';
 import type { Runtime } from '../runtime.js';
 import { Errors, isGatewayError, toGatewayError, type GatewayError } from '../errors.js';
 import { runHooks, runObservers } from '../pipeline.js';
-import { ALL_PLUGINS, sendReply } from '../respond.js';
+import { ALL_PLUGINS, eventBody, sendReply } from '../respond.js';
 import { SseParser, serializeSse, type SseEvent } from '../sse/sse-parser.js';
 import { downstreamHeaders, headerValue, upstreamRequestHeaders } from './headers.js';
 import type { EventDecoder, StreamTranslator, TranslateContext, TranslatedRequest, Translator } from '../providers/types.js';
 import { reply as makeReply } from '../reply.js';
 import { UsageMeter, needsUsageInjection, withUsageRequested } from '../usage/meter.js';
-import { settleUsage } from '../usage/estimate.js';
+import { roughPrompt, settleUsage } from '../usage/estimate.js';
 import { upstreamFailure } from './errors.js';
 import { INGRESS_ROUTES, type IngressDialect } from '../ingress/index.js';
 
@@ -94,9 +94,7 @@ export async function runAttempt(
   if (entry !== undefined) {
     if (entry.kind === 'count') return countLocally(rt, ctx, out);
     try {
-      const overrides = target.overrideParams;
-      const chat = entry.dialect.request(ctx.body!, { strict });
-      ingress = { dialect: entry.dialect, strict, chat: overrides !== undefined ? { ...chat, ...overrides } : chat };
+      ingress = { dialect: entry.dialect, strict, chat: withOverrides(entry.dialect.request(ctx.body!, { strict }), target) };
     } catch (err) {
       return { kind: 'failed', error: toGatewayError(err) };
     }
@@ -115,8 +113,7 @@ export async function runAttempt(
   let url: URL;
   try {
     if (translator !== undefined) {
-      const overrides = target.overrideParams;
-      const request = ingress !== undefined ? { ...ingress.chat } : overrides !== undefined ? { ...ctx.body, ...overrides } : { ...ctx.body };
+      const request = ingress !== undefined ? { ...ingress.chat } : withOverrides(ctx.body ?? {}, target);
       const tctx: TranslateContext = { route: callRoute!, target, request, strict };
       translation = { translator, ctx: tctx, request: translator.request(tctx) };
     }
@@ -200,12 +197,17 @@ export async function runAttempt(
   });
 }
 
+/** A copy of `body` with the target's `override_params` merged over it. */
+function withOverrides(body: Record<string, unknown>, target: Target): Record<string, unknown> {
+  return { ...body, ...target.overrideParams };
+}
+
 /** The original bytes when nothing changed the body; otherwise the edited JSON, serialized once. */
 function requestBody(ctx: GatewayContext, target: Target, injectUsage: boolean): Buffer | string | null {
   const overrides = target.overrideParams;
   const hasOverrides = overrides !== undefined && Object.keys(overrides).length > 0;
   if (ctx.body !== undefined && (ctx.bodyChanged || hasOverrides || injectUsage)) {
-    const body = hasOverrides ? { ...ctx.body, ...overrides } : ctx.body;
+    const body = hasOverrides ? withOverrides(ctx.body, target) : ctx.body;
     return JSON.stringify(injectUsage ? withUsageRequested(body) : body);
   }
   return ctx.rawBody !== undefined && ctx.rawBody.length > 0 ? ctx.rawBody : null;
@@ -219,9 +221,9 @@ async function countLocally(rt: Runtime, ctx: GatewayContext, out: ResponseWrite
   const body = ctx.body ?? {};
   let tokens: number;
   try {
-    tokens = rt.tokens ? await rt.tokens.countPrompt('messages.count_tokens', body) : Math.ceil(JSON.stringify(body.messages ?? '').length / 4);
+    tokens = rt.tokens ? await rt.tokens.countPrompt('messages.count_tokens', body) : roughPrompt(body);
   } catch {
-    tokens = Math.ceil(JSON.stringify(body.messages ?? '').length / 4);
+    tokens = roughPrompt(body); // a busy tokenizer still gets an answer
   }
   ctx.source = 'gateway';
   const reply = makeReply(200, Buffer.from(JSON.stringify({ input_tokens: tokens })), { 'content-type': 'application/json', 'x-gateway-token-count': 'estimated' });
@@ -574,14 +576,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
       this.out.write(`data: ${body.toString('utf8').replace(/\n/g, '')}\n\n`);
       this.out.end('data: [DONE]\n\n');
     } else {
-      let error: Record<string, unknown>;
-      try {
-        error = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-      } catch {
-        error = { error: { message: body.toString('utf8').slice(0, 2000), type: 'upstream_error', param: null, code: null } };
-      }
       this.ctx.streamError = Errors.upstreamStreamFailed(`The upstream answered ${this.#status}.`);
-      this.out.failStream(error, true);
+      this.out.failStream(eventBody(body), true);
     }
     this.#finish({ kind: 'sent' }, false);
   }

@@ -10,6 +10,11 @@ import type { UsageMeter } from './meter.js';
 
 const roughTokens = (text: string): number => Math.ceil(text.length / 4);
 
+/** The length-based estimate of a request's prompt (its messages, prompt or input), for when no tokenizer can answer. */
+export function roughPrompt(body: Record<string, unknown>): number {
+  return roughTokens(JSON.stringify(body.messages ?? body.prompt ?? body.input ?? ''));
+}
+
 export async function settleUsage(rt: Runtime, ctx: GatewayContext, meter: UsageMeter): Promise<Usage> {
   if (meter.usage !== undefined) return meter.usage;
   const route = ctx.route.kind === 'model' ? ctx.route.name : undefined;
@@ -18,11 +23,11 @@ export async function settleUsage(rt: Runtime, ctx: GatewayContext, meter: Usage
   let prompt: number;
   let completion: number;
   try {
-    prompt = rt.tokens && route ? await rt.tokens.countPrompt(route, body) : roughTokens(JSON.stringify(body.messages ?? body.prompt ?? body.input ?? ''));
+    prompt = rt.tokens && route ? await rt.tokens.countPrompt(route, body) : roughPrompt(body);
     completion = rt.tokens ? await rt.tokens.countText(meter.text, model) : roughTokens(meter.text);
   } catch {
     // A busy tokenizer must not lose the request's usage: fall back to the estimate.
-    prompt = roughTokens(JSON.stringify(body.messages ?? body.prompt ?? body.input ?? ''));
+    prompt = roughPrompt(body);
     completion = roughTokens(meter.text);
   }
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cached_tokens: 0, reasoning_tokens: 0, source: 'estimated' };
