@@ -93,6 +93,10 @@ export const Errors = {
   ),
   unknownProvider: define(400, 'invalid_request_error', 'unknown_provider', 'Unknown provider.'),
   invalidCustomHost: define(400, 'invalid_request_error', 'invalid_custom_host', 'The custom host is not allowed.'),
+  /** A URL the gateway would call (built from a target, or an MCP, webhook or OTel URL) that the upstream guard refuses. */
+  invalidUpstreamUrl: define(400, 'invalid_request_error', 'invalid_upstream_url', 'The upstream URL is not allowed.'),
+  /** A provider field (Azure resource, deployment, API version, AWS region, …) outside its grammar. */
+  invalidProviderField: define(400, 'invalid_request_error', 'invalid_provider_field', 'A provider field has an invalid value.'),
   unsupportedRoute: define(400, 'invalid_request_error', 'unsupported_route', 'The provider does not support this route.'),
   badRequest: define(400, 'invalid_request_error', 'bad_request', 'The request could not be parsed.'),
   /** A value the target provider's API cannot express (e.g. an image URL Bedrock cannot fetch). */

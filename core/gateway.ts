@@ -24,6 +24,7 @@ import type { TokenCounter } from './workers/types.js';
 import { buildOpenApi } from './admin/openapi.js';
 import { reply } from './reply.js';
 import { VERSION } from './version.js';
+import { guardedConnector, type HostResolver } from './upstream/connect-guard.js';
 
 export interface GatewayOptions {
   /** The standard plugins by name (the CLI passes `plugins/index.ts`); default none. */
@@ -33,6 +34,8 @@ export interface GatewayOptions {
   logger?: Logger;
   /** Environment for the bootstrap (`GATEWAY_ADMIN_KEY`, `GATEWAY_MASTER_KEY`); default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** How upstream host names are resolved for the connect-time check; default the OS resolver (tests inject one). */
+  resolveHost?: HostResolver;
 }
 
 export interface Gateway {
@@ -100,7 +103,9 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     connections: config.upstream.connections,
     keepAliveTimeout: config.upstream.keep_alive_timeout,
     keepAliveMaxTimeout: Math.max(config.upstream.keep_alive_timeout, 600_000),
-    connect: { timeout: config.upstream.connect_timeout },
+    // Every upstream connection passes the connect-time address check, against the policy of
+    // the runtime in force (a reload changes it for new connections).
+    connect: guardedConnector({ timeout: config.upstream.connect_timeout, policy: () => current.config.security.custom_hosts, resolve: options.resolveHost }),
   });
   let current: Runtime;
   try {

@@ -42,6 +42,12 @@ export interface LogRecord {
   /** `gateway` | `upstream` | `plugin` */
   source: Outcome['source'];
   error_code: string | null;
+  /**
+   * Upstream failures only: the socket or protocol error behind the client's fixed message
+   * (`ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9300`), bounded. Absent on records from
+   * before it existed and on custom logs.
+   */
+  error_detail?: string | null;
   aborted: boolean;
   latency: { total_ms: number; upstream_ms: number; gateway_ms: number; ttfb_ms: number | null };
   usage: Usage | null;
@@ -52,6 +58,28 @@ export interface LogRecord {
 function header(ctx: GatewayContext, name: string): string | null {
   const v = headerValue(ctx.headers, name);
   return v === undefined || v.length === 0 ? null : v.slice(0, 256);
+}
+
+const MAX_ERROR_DETAIL = 512;
+
+/**
+ * What went wrong below an upstream error (`upstream_unreachable`, `upstream_timeout`, …): the
+ * cause's code and message, and its own cause's, for the operator. Only upstream errors: other
+ * causes (a JSON parse error) could quote the request.
+ */
+function errorDetail(error: { code: string; cause?: unknown } | undefined): string | null {
+  if (error === undefined || !error.code.startsWith('upstream_')) return null;
+  const parts: string[] = [];
+  let cause = error.cause;
+  for (let depth = 0; depth < 3 && typeof cause === 'object' && cause !== null; depth++) {
+    const c = cause as { code?: unknown; message?: unknown; cause?: unknown };
+    const code = typeof c.code === 'string' ? c.code : undefined;
+    const message = typeof c.message === 'string' ? c.message : '';
+    parts.push(code !== undefined && !message.includes(code) ? `${code}: ${message}` : message);
+    cause = c.cause;
+  }
+  const text = parts.filter((p) => p.length > 0).join(' <- ');
+  return text.length === 0 ? null : text.slice(0, MAX_ERROR_DETAIL);
 }
 
 const round = (ms: number): number => Math.round(ms * 1000) / 1000;
@@ -110,6 +138,7 @@ function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingS
     is_success: outcome.status >= 200 && outcome.status < 400 && outcome.streamError === undefined && !outcome.aborted,
     source: outcome.source,
     error_code: error?.code ?? null,
+    error_detail: errorDetail(error),
     aborted: outcome.aborted,
     latency: {
       total_ms: round(outcome.durationMs),

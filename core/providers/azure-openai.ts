@@ -7,11 +7,12 @@
  * Fields (from a virtual key's provider fields, a config target, or `x-gateway-azure-*` headers):
  * `resource_name`, `deployment_name` (alias `deployment_id`), `api_version`; a `custom_host`
  * replaces `https://<resource>.openai.azure.com`. Auth: the `api-key` header, or an Entra ID bearer
- * token when `auth_mode` is `entra` (the key is then the token).
+ * token when `auth_mode` is `entra` (the key is then the token). Field grammar: `fields.ts`.
  */
 import type { ProviderAdapter, UrlInput } from './types.js';
 import type { Target } from '../router/types.js';
 import { Errors } from '../errors.js';
+import { assertProviderField } from './fields.js';
 
 const DEFAULT_API_VERSION = '2024-10-21';
 
@@ -27,12 +28,17 @@ function field(target: Target, ...names: string[]): string | undefined {
 function azureUrl(input: UrlInput): string {
   const { target, upstreamPath, search } = input;
   const resource = field(target, 'resource_name');
+  // Each field is checked by its grammar before it becomes part of the URL (a stored or header
+  // value like `127.0.0.1:9300/` would otherwise move the host).
+  assertProviderField('resource_name', resource);
   const base = (target.customHost ?? (resource ? `https://${resource}.openai.azure.com` : undefined))?.replace(/\/+$/, '');
   if (base === undefined) {
     throw Errors.invalidHeader('Azure OpenAI needs resource_name (or a custom host).', { param: 'x-gateway-azure-resource-name' });
   }
   const deployment = field(target, 'deployment_name', 'deployment_id');
   const version = field(target, 'api_version');
+  assertProviderField('deployment_name', deployment);
+  assertProviderField('api_version', version);
   const query = search.length > 1 ? `&${search.slice(1)}` : '';
   if (deployment === undefined || version === 'v1') {
     return `${base}/openai/v1${upstreamPath}${search}`;

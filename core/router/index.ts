@@ -12,6 +12,7 @@ import type { RoutePlan, Target } from './types.js';
 import { Errors, type GatewayError } from '../errors.js';
 import { headerValue } from '../upstream/headers.js';
 import { checkCustomHost, type CustomHostPolicy } from '../upstream/ssrf.js';
+import { checkProviderFields } from '../providers/fields.js';
 import { downstreamHeaders } from '../upstream/headers.js';
 import { ALL_PLUGINS, sendError, sendReply } from '../respond.js';
 import { reply } from '../reply.js';
@@ -101,6 +102,11 @@ export function directTarget(rt: Runtime, ctx: GatewayContext): Target {
     const value = headerValue(ctx.headers, name);
     const key = prefix + name.slice('x-gateway-'.length + prefix.length).replace(/-/g, '_');
     if (value !== undefined) (target.providerOptions ??= {})[key] = value.slice(0, prefix === 'aws_' ? 8192 : 256);
+  }
+  if (target.providerOptions !== undefined) {
+    // URL parts (resource, deployment, version, region) by their grammar, named by their header.
+    const bad = checkProviderFields(target.providerOptions, (field) => `x-gateway-${field.replace(/_/g, '-')}`);
+    if (bad) throw bad;
   }
   return target;
 }

@@ -29,6 +29,7 @@ import { reply as makeReply } from '../reply.js';
 import { UsageMeter, needsUsageInjection, withUsageRequested } from '../usage/meter.js';
 import { roughPrompt, settleUsage } from '../usage/estimate.js';
 import { upstreamFailure } from './errors.js';
+import { checkBuiltUrl } from './ssrf.js';
 import { INGRESS_ROUTES, type IngressDialect } from '../ingress/index.js';
 
 export type AttemptResult =
@@ -127,6 +128,10 @@ export async function runAttempt(
     if (isGatewayError(err)) return { kind: 'failed', error: toGatewayError(err) };
     return { kind: 'failed', error: Errors.invalidCustomHost('The upstream URL is not valid.', { cause: err }) };
   }
+  // The guard runs on the URL as built, for every adapter: whatever a custom host, a provider
+  // field or a future adapter put together, this is the host that would be dialled.
+  const refused = checkBuiltUrl(url, rt.config.security.custom_hosts);
+  if (refused !== null) return { kind: 'failed', error: refused };
 
   // Metering asks OpenAI-style streams for their usage chunk, even when the client did not.
   const inject = rt.pipeline.metering && route !== undefined && translation === undefined && ingress === undefined && needsUsageInjection(route, ctx.body);
@@ -590,7 +595,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
       this.#finish({ kind: 'sent' }, false);
       return;
     }
-    const failure = upstreamFailure(err, this.attempt.url.origin);
+    const failure = upstreamFailure(err);
     if (mode === 'translating') {
       this.#finish({ kind: 'failed', error: failure }, false);
       return;

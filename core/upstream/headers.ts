@@ -5,7 +5,8 @@
  * `keep-alive`, `transfer-encoding`, `upgrade` and `expect`), HTTP/2 pseudo-headers, `host` and
  * `content-length` (recomputed), every `x-gateway-*` header, and the client's credentials (the
  * target's own auth replaces them). On model routes `accept-encoding` is dropped too, so the
- * gateway can read usage from the answer.
+ * gateway can read usage from the answer. A forward list can bring back a dropped credential
+ * header, never `host`, `content-length`, a hop-by-hop or an `x-gateway-*` header.
  *
  * Downstream: the upstream's headers minus hop-by-hop ones, which HTTP/2 forbids anyway.
  */
@@ -28,6 +29,17 @@ const HOP_BY_HOP = new Set([
 /** Never forwarded upstream as-is: recomputed, or replaced by the target's credentials. */
 const REQUEST_DROP = new Set(['host', 'content-length', 'authorization', 'x-api-key', 'api-key', 'x-goog-api-key']);
 
+/**
+ * Never sent upstream from the client, whatever
+ * `x-gateway-forward-headers` or `forward_headers` lists: `host` names the upstream (undici sets
+ * it from the URL it dials; a client's Host would reach another virtual host behind the same
+ * address), `content-length` is the body's as sent, hop-by-hop headers belong to one connection.
+ * `x-gateway-*` headers and pseudo-headers are refused by prefix.
+ */
+function neverForwarded(name: string): boolean {
+  return name === 'host' || name === 'content-length' || HOP_BY_HOP.has(name) || name.startsWith('x-gateway-') || name.startsWith(':');
+}
+
 export interface UpstreamHeaderOptions {
   /** Drop `accept-encoding` so the answer comes uncompressed (model routes). */
   identity: boolean;
@@ -35,7 +47,7 @@ export interface UpstreamHeaderOptions {
   auth: Record<string, string>;
   /** Target `custom_headers`. */
   extra?: Record<string, string>;
-  /** Client header names copied verbatim even if they would be dropped (not hop-by-hop ones). */
+  /** Client header names copied verbatim even if they would be dropped (never host, content-length, hop-by-hop or x-gateway-*). */
   forward?: ReadonlyArray<string>;
 }
 
@@ -55,11 +67,18 @@ export function upstreamRequestHeaders(client: IncomingHttpHeaders, options: Ups
     for (const raw of options.forward) {
       const name = raw.trim().toLowerCase();
       const value = client[name];
-      if (value === undefined || HOP_BY_HOP.has(name) || name.startsWith('x-gateway-') || name.startsWith(':')) continue;
+      if (value === undefined || neverForwarded(name)) continue;
       out[name] = Array.isArray(value) ? value.join(', ') : value;
     }
   }
-  if (options.extra) for (const name in options.extra) out[name.toLowerCase()] = options.extra[name]!;
+  if (options.extra) {
+    for (const name in options.extra) {
+      const lower = name.toLowerCase();
+      // The operator's own headers may name x-gateway-* (a gateway in front of another); never
+      // host, content-length or hop-by-hop ones.
+      if (lower !== 'host' && lower !== 'content-length' && !HOP_BY_HOP.has(lower)) out[lower] = options.extra[name]!;
+    }
+  }
   for (const name in options.auth) out[name] = options.auth[name]!;
   return out;
 }

@@ -42,7 +42,7 @@ export default definePlugin<CatalogOptions>({
     const store = app.store;
     app.provide('pricing', { priceFor: (provider, model) => priceFor(store, provider, model) });
     return {
-      routes: adminRoutes(app, [...pricingRoutes, ...mcpIntegrationRoutes, ...mcpServerRoutes(mcpBaseUrl(app, options)), ...auditLogRoutes]),
+      routes: adminRoutes(app, [...pricingRoutes, ...mcpIntegrationRoutes(app.config.security.custom_hosts), ...mcpServerRoutes(mcpBaseUrl(app, options)), ...auditLogRoutes]),
     };
   },
 });

@@ -18,6 +18,7 @@
 import {
   assertVisible,
   authorize,
+  checkUpstreamUrl,
   defineAdminRoute,
   listPage,
   maskSecret,
@@ -26,6 +27,7 @@ import {
   uuidv7,
   S,
   type AnyAdminRoute,
+  type CustomHostPolicy,
   type Principal,
   type Records,
   type Store,
@@ -162,140 +164,151 @@ function view(store: Store, r: Integration): Record<string, unknown> {
 const resource = 'mcp_integration';
 const notArchived = (r: Integration): boolean => r.status === 'active';
 
-export const mcpIntegrationRoutes: AnyAdminRoute[] = [
-  defineAdminRoute<CreateBody>({
-    method: 'POST',
-    path: '/v1/mcp-integrations',
-    summary: 'Create an MCP integration (scope {workspace|organisation}_mcp_integrations.create)',
-    resource,
-    action: 'create',
-    scope: null,
-    level: 'workspace',
-    // No workspace_id from an organisation key: an organisation-level integration.
-    workspaceDefault: 'all',
-    body: {
-      type: 'object',
-      properties: { ...fields, slug: S.slug, workspace_id: S.workspaceRef, organisation_id: { type: 'string', maxLength: 255 } },
-      required: ['name', 'url', 'auth_type', 'transport'],
-      additionalProperties: false,
-    },
-    response: S.record({ id: S.str, slug: S.str }),
-    handler({ body, workspace, principal, store }) {
-      authorizeKind(principal, workspace === null ? 'organisation' : 'workspace', 'create');
-      const now = nowIso();
-      const record: Integration = {
-        id: uuidv7(),
-        slug: body.slug ?? slugify(body.name),
-        name: body.name,
-        description: body.description ?? null,
-        url: body.url,
-        auth_type: body.auth_type,
-        transport: body.transport,
-        configurations: publicConfigurations(body.configurations),
-        configurations_sealed: sealHeaders(store, body.configurations?.custom_headers),
-        workspace_id: workspace?.id ?? null,
-        organisation_id: principal.organisation_id,
-        owner_id: principal.user_id,
-        status: 'active',
-        created_at: now,
-        last_updated_at: now,
-      };
-      store.c.mcpIntegrations.insert(record);
-      return { id: record.id, slug: record.slug };
-    },
-  }),
-  defineAdminRoute<never, ListQuery>({
-    method: 'GET',
-    path: '/v1/mcp-integrations',
-    summary: 'List MCP integrations (scope {workspace|organisation}_mcp_integrations.list)',
-    resource,
-    action: 'list',
-    scope: null,
-    level: 'workspace',
-    workspaceDefault: 'all',
-    query: {
-      properties: {
-        workspace_id: S.workspaceRef,
-        type: { type: 'string', enum: ['workspace', 'organisation', 'all'], default: 'all' },
-        search: { type: 'string', maxLength: 255 },
-        ...S.pagination,
+function assertUpstreamUrl(url: string, policy: CustomHostPolicy, param: string): void {
+  const refused = checkUpstreamUrl(url, policy, param);
+  if (refused !== null) throw refused;
+}
+
+/** The routes; MCP server URLs are checked against the YAML's `security.custom_hosts`. */
+export function mcpIntegrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
+  return [
+    defineAdminRoute<CreateBody>({
+      method: 'POST',
+      path: '/v1/mcp-integrations',
+      summary: 'Create an MCP integration (scope {workspace|organisation}_mcp_integrations.create)',
+      resource,
+      action: 'create',
+      scope: null,
+      level: 'workspace',
+      // No workspace_id from an organisation key: an organisation-level integration.
+      workspaceDefault: 'all',
+      body: {
+        type: 'object',
+        properties: { ...fields, slug: S.slug, workspace_id: S.workspaceRef, organisation_id: { type: 'string', maxLength: 255 } },
+        required: ['name', 'url', 'auth_type', 'transport'],
+        additionalProperties: false,
       },
-    },
-    response: S.listOf(integrationSchema),
-    handler({ query, workspace, principal, store }) {
-      // `all` lists each kind the key may list; asking for one kind without its scope is a 403.
-      const kinds = (query.type === 'all' ? ['organisation', 'workspace'] : [query.type]) as Kind[];
-      const allowed = kinds.filter((k) => principal.scopes.has(`${k}_mcp_integrations.list`));
-      if (allowed.length === 0) authorizeKind(principal, kinds[0]!, 'list');
-      const search = query.search?.toLowerCase();
-      // Filtered, not indexed by workspace: organisation integrations (workspace_id null) show too.
-      return listPage(store.c.mcpIntegrations, query, {
-        filter: (r) =>
-          notArchived(r) &&
-          allowed.includes(kindOf(r)) &&
-          (r.workspace_id === null || workspace === null || r.workspace_id === workspace.id) &&
-          (search === undefined || r.name.toLowerCase().includes(search) || r.slug.toLowerCase().includes(search)),
-        view: (r) => view(store, r),
-      });
-    },
-  }),
-  defineAdminRoute({
-    method: 'GET',
-    path: '/v1/mcp-integrations/:id',
-    summary: 'Get an MCP integration by id or slug (scope {workspace|organisation}_mcp_integrations.read)',
-    resource,
-    action: 'read',
-    scope: null,
-    level: 'workspace',
-    response: integrationSchema,
-    handler({ params, principal, store }) {
-      return view(store, visible(principal, findMcpIntegration(store, params.id!), 'read'));
-    },
-  }),
-  defineAdminRoute<UpdateBody>({
-    method: 'PUT',
-    path: '/v1/mcp-integrations/:id',
-    summary: 'Update an MCP integration (scope {workspace|organisation}_mcp_integrations.update)',
-    resource,
-    action: 'update',
-    scope: null,
-    level: 'workspace',
-    body: { type: 'object', properties: fields, additionalProperties: false },
-    response: S.empty,
-    handler({ params, body, principal, store }) {
-      const found = visible(principal, findMcpIntegration(store, params.id!), 'update');
-      const c = body.configurations;
-      // Sealed before the write: the update callback only assigns.
-      const sealed = c?.custom_headers === undefined ? undefined : sealHeaders(store, c.custom_headers);
-      store.c.mcpIntegrations.update(found.id, (r) => ({
-        ...r,
-        name: body.name ?? r.name,
-        description: body.description !== undefined ? body.description : r.description,
-        url: body.url ?? r.url,
-        auth_type: body.auth_type ?? r.auth_type,
-        transport: body.transport ?? r.transport,
-        // Each configurations key given replaces the stored one; keys not given stay.
-        configurations: c?.passthrough_header === undefined ? r.configurations : publicConfigurations(c),
-        configurations_sealed: sealed === undefined ? r.configurations_sealed : sealed,
-        last_updated_at: nowIso(),
-      }));
-      return {};
-    },
-  }),
-  defineAdminRoute({
-    method: 'DELETE',
-    path: '/v1/mcp-integrations/:id',
-    summary: 'Delete (archive) an MCP integration (scope {workspace|organisation}_mcp_integrations.delete)',
-    resource,
-    action: 'delete',
-    scope: null,
-    level: 'workspace',
-    response: S.empty,
-    handler({ params, principal, store }) {
-      const found = visible(principal, findMcpIntegration(store, params.id!), 'delete');
-      // Archived, not removed: servers built on it and the audit trail keep a target to name.
-      store.c.mcpIntegrations.update(found.id, (r) => ({ ...r, status: 'archived', last_updated_at: nowIso() }));
-      return {};
-    },
-  }),
-];
+      response: S.record({ id: S.str, slug: S.str }),
+      handler({ body, workspace, principal, store }) {
+        authorizeKind(principal, workspace === null ? 'organisation' : 'workspace', 'create');
+        // The gateway will call this URL for MCP: the upstream guard applies when it is saved.
+        assertUpstreamUrl(body.url, policy, 'url');
+        const now = nowIso();
+        const record: Integration = {
+          id: uuidv7(),
+          slug: body.slug ?? slugify(body.name),
+          name: body.name,
+          description: body.description ?? null,
+          url: body.url,
+          auth_type: body.auth_type,
+          transport: body.transport,
+          configurations: publicConfigurations(body.configurations),
+          configurations_sealed: sealHeaders(store, body.configurations?.custom_headers),
+          workspace_id: workspace?.id ?? null,
+          organisation_id: principal.organisation_id,
+          owner_id: principal.user_id,
+          status: 'active',
+          created_at: now,
+          last_updated_at: now,
+        };
+        store.c.mcpIntegrations.insert(record);
+        return { id: record.id, slug: record.slug };
+      },
+    }),
+    defineAdminRoute<never, ListQuery>({
+      method: 'GET',
+      path: '/v1/mcp-integrations',
+      summary: 'List MCP integrations (scope {workspace|organisation}_mcp_integrations.list)',
+      resource,
+      action: 'list',
+      scope: null,
+      level: 'workspace',
+      workspaceDefault: 'all',
+      query: {
+        properties: {
+          workspace_id: S.workspaceRef,
+          type: { type: 'string', enum: ['workspace', 'organisation', 'all'], default: 'all' },
+          search: { type: 'string', maxLength: 255 },
+          ...S.pagination,
+        },
+      },
+      response: S.listOf(integrationSchema),
+      handler({ query, workspace, principal, store }) {
+        // `all` lists each kind the key may list; asking for one kind without its scope is a 403.
+        const kinds = (query.type === 'all' ? ['organisation', 'workspace'] : [query.type]) as Kind[];
+        const allowed = kinds.filter((k) => principal.scopes.has(`${k}_mcp_integrations.list`));
+        if (allowed.length === 0) authorizeKind(principal, kinds[0]!, 'list');
+        const search = query.search?.toLowerCase();
+        // Filtered, not indexed by workspace: organisation integrations (workspace_id null) show too.
+        return listPage(store.c.mcpIntegrations, query, {
+          filter: (r) =>
+            notArchived(r) &&
+            allowed.includes(kindOf(r)) &&
+            (r.workspace_id === null || workspace === null || r.workspace_id === workspace.id) &&
+            (search === undefined || r.name.toLowerCase().includes(search) || r.slug.toLowerCase().includes(search)),
+          view: (r) => view(store, r),
+        });
+      },
+    }),
+    defineAdminRoute({
+      method: 'GET',
+      path: '/v1/mcp-integrations/:id',
+      summary: 'Get an MCP integration by id or slug (scope {workspace|organisation}_mcp_integrations.read)',
+      resource,
+      action: 'read',
+      scope: null,
+      level: 'workspace',
+      response: integrationSchema,
+      handler({ params, principal, store }) {
+        return view(store, visible(principal, findMcpIntegration(store, params.id!), 'read'));
+      },
+    }),
+    defineAdminRoute<UpdateBody>({
+      method: 'PUT',
+      path: '/v1/mcp-integrations/:id',
+      summary: 'Update an MCP integration (scope {workspace|organisation}_mcp_integrations.update)',
+      resource,
+      action: 'update',
+      scope: null,
+      level: 'workspace',
+      body: { type: 'object', properties: fields, additionalProperties: false },
+      response: S.empty,
+      handler({ params, body, principal, store }) {
+        const found = visible(principal, findMcpIntegration(store, params.id!), 'update');
+        if (body.url !== undefined) assertUpstreamUrl(body.url, policy, 'url');
+        const c = body.configurations;
+        // Sealed before the write: the update callback only assigns.
+        const sealed = c?.custom_headers === undefined ? undefined : sealHeaders(store, c.custom_headers);
+        store.c.mcpIntegrations.update(found.id, (r) => ({
+          ...r,
+          name: body.name ?? r.name,
+          description: body.description !== undefined ? body.description : r.description,
+          url: body.url ?? r.url,
+          auth_type: body.auth_type ?? r.auth_type,
+          transport: body.transport ?? r.transport,
+          // Each configurations key given replaces the stored one; keys not given stay.
+          configurations: c?.passthrough_header === undefined ? r.configurations : publicConfigurations(c),
+          configurations_sealed: sealed === undefined ? r.configurations_sealed : sealed,
+          last_updated_at: nowIso(),
+        }));
+        return {};
+      },
+    }),
+    defineAdminRoute({
+      method: 'DELETE',
+      path: '/v1/mcp-integrations/:id',
+      summary: 'Delete (archive) an MCP integration (scope {workspace|organisation}_mcp_integrations.delete)',
+      resource,
+      action: 'delete',
+      scope: null,
+      level: 'workspace',
+      response: S.empty,
+      handler({ params, principal, store }) {
+        const found = visible(principal, findMcpIntegration(store, params.id!), 'delete');
+        // Archived, not removed: servers built on it and the audit trail keep a target to name.
+        store.c.mcpIntegrations.update(found.id, (r) => ({ ...r, status: 'archived', last_updated_at: nowIso() }));
+        return {};
+      },
+    }),
+  ];
+}

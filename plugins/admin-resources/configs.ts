@@ -12,7 +12,7 @@
  * stored sealed as `{"sealed": "v1:…"}` and shown masked in every read.
  */
 import { assertVisible, defineAdminRoute, listPage, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
-import { validateRoutingConfig } from '../../core/index.js';
+import { checkConfigUpstreams, validateRoutingConfig, type CustomHostPolicy } from '../../core/index.js';
 import { maskConfig, sealConfig, unsealConfig } from './config-secrets.js';
 import { deepFreeze } from './provider-fields.js';
 
@@ -94,9 +94,13 @@ function findConfig(store: Store, slugOrId: string): ConfigRecord | undefined {
   return store.c.configs.getBy('slug', slugOrId) ?? store.c.configs.get(slugOrId);
 }
 
-/** A 400 naming the path inside the config (`config.targets[1].weight`), before anything is written. */
-function assertValidConfig(config: Record<string, unknown>): void {
-  const err = validateRoutingConfig(config);
+/**
+ * A 400 naming the path inside the config (`config.targets[1].weight`), before anything is written:
+ * the routing schema and rules, then the upstream guard (custom hosts, provider field grammar),
+ * as inline configs get per request.
+ */
+function assertValidConfig(config: Record<string, unknown>, policy: CustomHostPolicy): void {
+  const err = validateRoutingConfig(config) ?? checkConfigUpstreams(config, policy);
   if (err !== null) throw err;
 }
 
@@ -124,163 +128,166 @@ interface ListQuery {
 
 const pageQuery = { properties: { ...S.pagination } };
 
-export const configRoutes: AnyAdminRoute[] = [
-  defineAdminRoute<CreateBody>({
-    method: 'POST',
-    path: '/v1/configs',
-    summary: 'Create a routing config',
-    resource,
-    action: 'create',
-    scope: 'configs.create',
-    level: 'workspace',
-    body: {
-      type: 'object',
-      properties: {
-        name: S.name255,
-        config: configBody,
-        workspace_id: S.workspaceRef,
-        is_default: { type: 'integer', enum: [0, 1] },
-        slug: S.slug,
+/** The routes; the custom host policy is the YAML's `security.custom_hosts`. */
+export function configRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
+  return [
+    defineAdminRoute<CreateBody>({
+      method: 'POST',
+      path: '/v1/configs',
+      summary: 'Create a routing config',
+      resource,
+      action: 'create',
+      scope: 'configs.create',
+      level: 'workspace',
+      body: {
+        type: 'object',
+        properties: {
+          name: S.name255,
+          config: configBody,
+          workspace_id: S.workspaceRef,
+          is_default: { type: 'integer', enum: [0, 1] },
+          slug: S.slug,
+        },
+        required: ['name', 'config'],
+        additionalProperties: false,
       },
-      required: ['name', 'config'],
-      additionalProperties: false,
-    },
-    response: S.record({ id: S.str, slug: S.str, version_id: S.str, object: S.str }),
-    handler({ body, workspace, principal, store }) {
-      assertValidConfig(body.config);
-      const now = nowIso();
-      const sealed = sealConfig(store, body.config);
-      const config: ConfigRecord = {
-        id: uuidv7(),
-        slug: body.slug ?? `pc-${slugify(body.name)}`,
-        name: body.name,
-        organisation_id: principal.organisation_id,
-        workspace_id: workspace!.id,
-        config: sealed,
-        version_id: uuidv7(),
-        is_default: body.is_default ?? 0,
-        status: 'active',
-        owner_id: principal.user_id,
-        updated_by: principal.user_id,
-        created_at: now,
-        last_updated_at: now,
-      };
-      // One transaction: the config, its first version and the default flag land together or not at all.
-      store.root.transactionSync(() => {
-        if (config.is_default === 1) clearDefault(store, config.workspace_id, now);
-        store.c.configs.insert(config);
-        store.c.configVersions.insert(versionOf(config, principal.user_id, now));
-      });
-      return { id: config.id, slug: config.slug, version_id: config.version_id, object: 'config' };
-    },
-  }),
-  defineAdminRoute<never, ListQuery>({
-    method: 'GET',
-    path: '/v1/configs',
-    summary: 'List routing configs (active ones unless `status` says otherwise)',
-    resource,
-    action: 'list',
-    scope: 'configs.list',
-    level: 'workspace',
-    workspaceDefault: 'all',
-    query: {
-      properties: {
-        workspace_id: S.workspaceRef,
-        status: { type: 'string', enum: ['active', 'archived'], default: 'active' },
-        ...S.pagination,
-      },
-    },
-    response: S.listOf(configItem),
-    handler({ query, workspace, store }) {
-      return listPage(store.c.configs, query, { workspace, filter: (c) => c.status === query.status, view: item });
-    },
-  }),
-  defineAdminRoute({
-    method: 'GET',
-    path: '/v1/configs/:slug',
-    summary: 'Get a routing config (provider keys masked)',
-    resource,
-    action: 'read',
-    scope: 'configs.read',
-    level: 'workspace',
-    response: configDetail,
-    handler({ params, principal, store }) {
-      return detail(store, assertVisible(principal, findConfig(store, params.slug!), 'Config'));
-    },
-  }),
-  defineAdminRoute<UpdateBody>({
-    method: 'PUT',
-    path: '/v1/configs/:slug',
-    summary: 'Update a routing config (creates a new version)',
-    resource,
-    action: 'update',
-    scope: 'configs.update',
-    level: 'workspace',
-    body: {
-      type: 'object',
-      properties: { name: S.name255, config: configBody, status: { type: 'string', enum: ['active', 'archived'] } },
-      minProperties: 1,
-      additionalProperties: false,
-    },
-    response: S.record({ version_id: S.str }),
-    handler({ params, body, principal, store }) {
-      const current = assertVisible(principal, findConfig(store, params.slug!), 'Config');
-      if (body.config !== undefined) assertValidConfig(body.config);
-      const sealed = body.config === undefined ? undefined : sealConfig(store, body.config, current.config);
-      const now = nowIso();
-      const versionId = uuidv7();
-      // Every update is a version, even a rename: the history answers "what did this config look
-      // like then", and the name is part of that.
-      const updated = store.root.transactionSync(() => {
-        const next = store.c.configs.update(current.id, (c) => ({
-          ...c,
-          name: body.name ?? c.name,
-          config: sealed ?? c.config,
-          status: body.status ?? c.status,
-          is_default: body.status === 'archived' ? 0 : c.is_default,
-          version_id: versionId,
+      response: S.record({ id: S.str, slug: S.str, version_id: S.str, object: S.str }),
+      handler({ body, workspace, principal, store }) {
+        assertValidConfig(body.config, policy);
+        const now = nowIso();
+        const sealed = sealConfig(store, body.config);
+        const config: ConfigRecord = {
+          id: uuidv7(),
+          slug: body.slug ?? `pc-${slugify(body.name)}`,
+          name: body.name,
+          organisation_id: principal.organisation_id,
+          workspace_id: workspace!.id,
+          config: sealed,
+          version_id: uuidv7(),
+          is_default: body.is_default ?? 0,
+          status: 'active',
+          owner_id: principal.user_id,
           updated_by: principal.user_id,
+          created_at: now,
           last_updated_at: now,
-        }));
-        store.c.configVersions.insert(versionOf(next, principal.user_id, now));
-        return next;
-      });
-      return { version_id: updated.version_id };
-    },
-  }),
-  defineAdminRoute({
-    method: 'DELETE',
-    path: '/v1/configs/:slug',
-    summary: 'Delete (archive) a routing config',
-    resource,
-    action: 'delete',
-    scope: 'configs.delete',
-    level: 'workspace',
-    response: S.empty,
-    handler({ params, principal, store }) {
-      const current = assertVisible(principal, findConfig(store, params.slug!), 'Config');
-      // Archiving keeps the versions (and what requests ran with) for the audit trail; the router
-      // no longer resolves it.
-      store.c.configs.update(current.id, (c) => ({ ...c, status: 'archived', is_default: 0, updated_by: principal.user_id, last_updated_at: nowIso() }));
-      return {};
-    },
-  }),
-  defineAdminRoute<never, { current_page: number; page_size: number }>({
-    method: 'GET',
-    path: '/v1/configs/:slug/versions',
-    summary: 'List the versions of a routing config, newest first',
-    resource,
-    action: 'list',
-    scope: 'configs.read',
-    level: 'workspace',
-    query: pageQuery,
-    response: S.listOf(versionItem),
-    handler({ params, query, principal, store }) {
-      const config = assertVisible(principal, findConfig(store, params.slug!), 'Config');
-      return listPage(store.c.configVersions, query, { index: 'config', value: config.id, view: (v) => versionView(store, v) });
-    },
-  }),
-];
+        };
+        // One transaction: the config, its first version and the default flag land together or not at all.
+        store.root.transactionSync(() => {
+          if (config.is_default === 1) clearDefault(store, config.workspace_id, now);
+          store.c.configs.insert(config);
+          store.c.configVersions.insert(versionOf(config, principal.user_id, now));
+        });
+        return { id: config.id, slug: config.slug, version_id: config.version_id, object: 'config' };
+      },
+    }),
+    defineAdminRoute<never, ListQuery>({
+      method: 'GET',
+      path: '/v1/configs',
+      summary: 'List routing configs (active ones unless `status` says otherwise)',
+      resource,
+      action: 'list',
+      scope: 'configs.list',
+      level: 'workspace',
+      workspaceDefault: 'all',
+      query: {
+        properties: {
+          workspace_id: S.workspaceRef,
+          status: { type: 'string', enum: ['active', 'archived'], default: 'active' },
+          ...S.pagination,
+        },
+      },
+      response: S.listOf(configItem),
+      handler({ query, workspace, store }) {
+        return listPage(store.c.configs, query, { workspace, filter: (c) => c.status === query.status, view: item });
+      },
+    }),
+    defineAdminRoute({
+      method: 'GET',
+      path: '/v1/configs/:slug',
+      summary: 'Get a routing config (provider keys masked)',
+      resource,
+      action: 'read',
+      scope: 'configs.read',
+      level: 'workspace',
+      response: configDetail,
+      handler({ params, principal, store }) {
+        return detail(store, assertVisible(principal, findConfig(store, params.slug!), 'Config'));
+      },
+    }),
+    defineAdminRoute<UpdateBody>({
+      method: 'PUT',
+      path: '/v1/configs/:slug',
+      summary: 'Update a routing config (creates a new version)',
+      resource,
+      action: 'update',
+      scope: 'configs.update',
+      level: 'workspace',
+      body: {
+        type: 'object',
+        properties: { name: S.name255, config: configBody, status: { type: 'string', enum: ['active', 'archived'] } },
+        minProperties: 1,
+        additionalProperties: false,
+      },
+      response: S.record({ version_id: S.str }),
+      handler({ params, body, principal, store }) {
+        const current = assertVisible(principal, findConfig(store, params.slug!), 'Config');
+        if (body.config !== undefined) assertValidConfig(body.config, policy);
+        const sealed = body.config === undefined ? undefined : sealConfig(store, body.config, current.config);
+        const now = nowIso();
+        const versionId = uuidv7();
+        // Every update is a version, even a rename: the history answers "what did this config look
+        // like then", and the name is part of that.
+        const updated = store.root.transactionSync(() => {
+          const next = store.c.configs.update(current.id, (c) => ({
+            ...c,
+            name: body.name ?? c.name,
+            config: sealed ?? c.config,
+            status: body.status ?? c.status,
+            is_default: body.status === 'archived' ? 0 : c.is_default,
+            version_id: versionId,
+            updated_by: principal.user_id,
+            last_updated_at: now,
+          }));
+          store.c.configVersions.insert(versionOf(next, principal.user_id, now));
+          return next;
+        });
+        return { version_id: updated.version_id };
+      },
+    }),
+    defineAdminRoute({
+      method: 'DELETE',
+      path: '/v1/configs/:slug',
+      summary: 'Delete (archive) a routing config',
+      resource,
+      action: 'delete',
+      scope: 'configs.delete',
+      level: 'workspace',
+      response: S.empty,
+      handler({ params, principal, store }) {
+        const current = assertVisible(principal, findConfig(store, params.slug!), 'Config');
+        // Archiving keeps the versions (and what requests ran with) for the audit trail; the router
+        // no longer resolves it.
+        store.c.configs.update(current.id, (c) => ({ ...c, status: 'archived', is_default: 0, updated_by: principal.user_id, last_updated_at: nowIso() }));
+        return {};
+      },
+    }),
+    defineAdminRoute<never, { current_page: number; page_size: number }>({
+      method: 'GET',
+      path: '/v1/configs/:slug/versions',
+      summary: 'List the versions of a routing config, newest first',
+      resource,
+      action: 'list',
+      scope: 'configs.read',
+      level: 'workspace',
+      query: pageQuery,
+      response: S.listOf(versionItem),
+      handler({ params, query, principal, store }) {
+        const config = assertVisible(principal, findConfig(store, params.slug!), 'Config');
+        return listPage(store.c.configVersions, query, { index: 'config', value: config.id, view: (v) => versionView(store, v) });
+      },
+    }),
+  ];
+}
 
 function versionOf(c: ConfigRecord, userId: string | null, now: string): ConfigVersion {
   return { id: c.version_id, config_id: c.id, slug: c.slug, name: c.name, config: c.config, created_at: now, created_by: userId };

@@ -34,7 +34,7 @@ export default definePlugin({
       config: (slugOrId, workspaceId) => resolveConfig(store, slugOrId, workspaceId),
     });
     return {
-      routes: adminRoutes(app, [...configRoutes, ...virtualKeyRoutes(policy), ...integrationRoutes(policy), ...providerRoutes]),
+      routes: adminRoutes(app, [...configRoutes(policy), ...virtualKeyRoutes(policy), ...integrationRoutes(policy), ...providerRoutes]),
     };
   },
 });

@@ -19,6 +19,7 @@ import { assertVisible, authorize, defineAdminRoute, listPage, maskSecret, nowIs
 import type { CustomHostPolicy } from '../../core/index.js';
 import {
   assertCustomHost,
+  assertProviderFields,
   customHeaders,
   customHost,
   mergeFields,
@@ -183,6 +184,7 @@ export function integrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
         authorizeFor(principal, { workspace_id: workspaceId }, 'create');
         const configurations = body.configurations ?? {};
         assertCustomHost(configurations.custom_host as string | undefined, policy, 'configurations.custom_host');
+        assertProviderFields(configurations, policy, 'configurations.');
         const { plain, secret } = splitSecrets(configurations);
         const now = nowIso();
         const integration: Integration = {
@@ -270,6 +272,7 @@ export function integrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
         const current = visibleIntegration(principal, store, params.slug!, 'update');
         const changes = body.configurations ?? {};
         assertCustomHost(changes.custom_host as string | null | undefined, policy, 'configurations.custom_host');
+        assertProviderFields(changes, policy, 'configurations.');
         store.c.integrations.update(current.id, (i) => {
           const fields = mergeFields(store, { plain: i.configurations, sealed: i.configurations_sealed }, changes);
           return {

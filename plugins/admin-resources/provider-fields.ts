@@ -8,7 +8,7 @@
  * object (`*_sealed`), so no response schema, log line or audit record can carry them in clear.
  */
 import { S, type Store } from '../../core/index.js';
-import { checkCustomHost, type CustomHostPolicy } from '../../core/index.js';
+import { checkCustomHost, checkProviderFields, checkUpstreamUrl, type CustomHostPolicy } from '../../core/index.js';
 
 /** What the routing plugin needs to call a provider, secrets unsealed (the contract is core's). */
 export type { ResolvedCredentials } from '../../core/index.js';
@@ -103,6 +103,27 @@ export function assertCustomHost(url: string | null | undefined, policy: CustomH
   if (url === null || url === undefined) return;
   const refused = checkCustomHost(url, policy, param);
   if (refused !== null) throw refused;
+}
+
+/** Provider fields that are whole URLs the gateway may call: the upstream guard applies. */
+const URL_VALUED_FIELDS = ['azure_foundry_url', 'huggingface_base_url'];
+
+/**
+ * Provider fields checked when saved, as the router checks them per request: the URL parts
+ * (resource, deployment, API version, region, …) by their grammar, URL-valued fields by the
+ * upstream guard. `prefix` locates them in the body (`model_config.`, `configurations.`, or none).
+ * A 400 naming the field, never echoing the value.
+ */
+export function assertProviderFields(fields: Record<string, unknown> | null | undefined, policy: CustomHostPolicy, prefix = ''): void {
+  if (fields === null || fields === undefined) return;
+  const bad = checkProviderFields(fields, (field) => `${prefix}${field}`);
+  if (bad !== null) throw bad;
+  for (const name of URL_VALUED_FIELDS) {
+    const url = fields[name];
+    if (typeof url !== 'string') continue;
+    const refused = checkUpstreamUrl(url, policy, `${prefix}${name}`);
+    if (refused !== null) throw refused;
+  }
 }
 
 /** Splits fields into the readable part and the secret part (undefined when there is none). */

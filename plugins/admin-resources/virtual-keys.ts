@@ -17,6 +17,7 @@ import { AdminErrors, assertVisible, defineAdminRoute, listPage, maskSecret, now
 import type { CustomHostPolicy } from '../../core/index.js';
 import {
   assertCustomHost,
+  assertProviderFields,
   customHeaders,
   customHost,
   deepFreeze,
@@ -151,6 +152,8 @@ export function virtualKeyRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
       response: S.record({ id: S.str, slug: S.str, object: S.str }),
       handler({ body, workspace, principal, store }) {
         assertCustomHost(body.custom_host, policy, 'custom_host');
+        assertProviderFields(pickProviderFields(body), policy);
+        assertProviderFields(body.model_config, policy, 'model_config.');
         assertFuture(body.expires_at, 'expires_at');
         const slug = body.slug ?? slugify(body.name);
         // `@slug/model` names a provider or a virtual key: one slug must not mean both.
@@ -240,6 +243,8 @@ export function virtualKeyRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
       handler({ params, body, principal, store }) {
         const current = assertVisible(principal, findVirtualKey(store, params.slug!), 'Virtual key');
         assertCustomHost(body.custom_host, policy, 'custom_host');
+        assertProviderFields(pickProviderFields(body), policy);
+        assertProviderFields(body.model_config, policy, 'model_config.');
         assertFuture(body.expires_at, 'expires_at');
         const changes = pickProviderFields(body, body.model_config);
         store.c.virtualKeys.update(current.id, (vk) => {

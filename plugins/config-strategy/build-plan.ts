@@ -1,9 +1,9 @@
 /**
  * A routing config (JSON, validated) → the router's node tree. Virtual keys and `@slug` providers
- * are resolved here, custom hosts pass the SSRF guard here, and a leaf without its own key uses
+ * are resolved here, custom hosts pass the SSRF guard and provider fields their grammar here, and a leaf without its own key uses
  * the caller's `Authorization` bearer (as direct mode does).
  */
-import { checkCustomHost, headerString, slugTarget, virtualKeyTarget, type CredentialResolver, type CustomHostPolicy, type GatewayContext, type RouteNode, type Target } from '../../core/index.js';
+import { checkCustomHost, checkProviderFields, headerString, slugTarget, virtualKeyTarget, type CredentialResolver, type CustomHostPolicy, type GatewayContext, type RouteNode, type Target } from '../../core/index.js';
 import { ConfigErrors } from './errors.js';
 
 type Json = Record<string, unknown>;
@@ -66,6 +66,11 @@ function leafTarget(raw: Json, b: BuildContext, path: string): Target {
   if (key !== undefined) target.apiKey = key;
   const options: Json = {};
   for (const [k, v] of Object.entries(raw)) if (!ROUTING_FIELDS.has(k)) options[k] = v;
-  if (Object.keys(options).length > 0) target.providerOptions = options;
+  if (Object.keys(options).length > 0) {
+    // URL parts (resource, deployment, version, region) by their grammar, before any URL is built.
+    const bad = checkProviderFields(options, (field) => `${path}.${field}`);
+    if (bad) throw bad;
+    target.providerOptions = options;
+  }
   return target;
 }

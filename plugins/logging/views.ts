@@ -45,6 +45,7 @@ const fields: Record<string, S.JsonSchema> = {
   is_success: S.bool,
   source: S.str,
   error_code: S.strOrNull,
+  error_detail: S.strOrNull,
   aborted: S.bool,
   latency: S.record({ total_ms: S.num, upstream_ms: S.num, gateway_ms: S.num, ttfb_ms: nullableNum }),
   usage: usageSchema,
@@ -57,5 +58,6 @@ const fields: Record<string, S.JsonSchema> = {
 /** One request log (GET /v1/logs/:id, and each item of GET /v1/logs). */
 export const logSchema = S.record(
   fields,
-  Object.keys(fields).filter((k) => k !== 'request_body' && k !== 'response_body'),
+  // error_detail is absent on records written before it existed.
+  Object.keys(fields).filter((k) => k !== 'request_body' && k !== 'response_body' && k !== 'error_detail'),
 );

@@ -15,7 +15,7 @@
  * Without `endpoint` the plugin does nothing at all: no hooks, no headers, no metering.
  */
 import {
-  optionalService, buildLogRecord, definePlugin, headerString, type GatewayContext } from '../../core/index.js';
+  optionalService, buildLogRecord, checkUpstreamUrl, definePlugin, headerString, OPERATOR_URL_POLICY, type GatewayContext } from '../../core/index.js';
 import { otelOptionsSchema, type OtelOptions } from './schema.js';
 import { asTraceId, formatTraceparent, newSpanId, newTraceId, parseTraceparent, sampledByRatio } from './trace-context.js';
 import { buildSpan, type SpanState } from './span.js';
@@ -40,6 +40,10 @@ export default definePlugin<OtelOptions>({
       app.log.info('no endpoint: tracing is off');
       return;
     }
+    // The operator's own collector may sit on loopback or a private network; a link-local or
+    // cloud metadata address (or credentials in the URL) never makes sense and refuses to boot.
+    const refused = checkUpstreamUrl(options.endpoint, OPERATOR_URL_POLICY, 'endpoint');
+    if (refused !== null) throw refused;
     const exporter = createExporter({
       endpoint: options.endpoint,
       headers: options.headers,

@@ -20,6 +20,7 @@ import { Hash } from '@smithy/hash-node';
 import { Errors } from '../../errors.js';
 import type { Target } from '../../router/types.js';
 import type { ProviderAdapter, SignableRequest, Translator, UrlInput } from '../types.js';
+import { assertProviderField } from '../fields.js';
 import { openaiError } from './errors.js';
 import { awsEventStream } from './event-stream.js';
 import { buildRequest } from './request.js';
@@ -40,6 +41,8 @@ function bedrockUrl({ target, upstreamPath, search }: UrlInput): string {
   if (target.customHost === undefined && where === undefined) {
     throw Errors.invalidHeader('Bedrock needs aws_region (or a custom host).', { param: 'x-gateway-aws-region' });
   }
+  // A region is a host name part; `x@127.0.0.1:9300/` would turn the rest into userinfo.
+  assertProviderField('aws_region', where);
   const base = (target.customHost ?? `https://bedrock-runtime.${where}.amazonaws.com`).replace(/\/+$/, '');
   return base + upstreamPath + search;
 }
