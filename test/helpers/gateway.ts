@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { createGateway, type Gateway } from '../../core/gateway.js';
+import type { HostResolver } from '../../core/upstream/connect-guard.js';
 import { loadConfigText } from '../../core/config/load.js';
 import { createLogger } from '../../core/logger.js';
 import { definePlugin, type PluginDefinition } from '../../core/plugin.js';
@@ -40,6 +41,8 @@ export interface StartOptions {
   /** Extra plugins the YAML pipeline may name, by name (the standard ones are always there). */
   plugins?: Record<string, PluginDefinition<never>>;
   env?: NodeJS.ProcessEnv;
+  /** Resolves upstream host names for the connect-time guard (no network in tests). */
+  resolveHost?: HostResolver;
 }
 
 /** A fresh directory under the OS temp dir (for data dirs, YAML files, plugin modules). */
@@ -61,7 +64,7 @@ export async function startGateway(t: Teardown, options: StartOptions = {}): Pro
   const catalog: Record<string, () => Promise<{ default: PluginDefinition<never> }>> = { ...(standardPlugins as Record<string, () => Promise<{ default: PluginDefinition<never> }>>) };
   for (const [name, def] of Object.entries(options.plugins ?? {})) catalog[name] = async () => ({ default: def });
   // The machine's environment never leaks in: a test names every variable it wants.
-  const gw = await createGateway(config, { catalog: catalog as PluginCatalog, locate, logger, env: { ...options.env } });
+  const gw = await createGateway(config, { catalog: catalog as PluginCatalog, locate, logger, env: { ...options.env }, resolveHost: options.resolveHost });
   t.teardown(() => gw.close());
   return Object.assign(gw, { logs }) as StartedGateway;
 }
