@@ -352,3 +352,23 @@ async function waitFor<T>(find: () => T | undefined): Promise<T | undefined> {
   }
   return undefined;
 }
+
+t.test('MCP integration URLs are checked at save time', async (t) => {
+  const gw = await startGateway(t, { yaml: NOTHING_ALLOWED + 'pipeline: [auth, admin-catalog]\n', env: { GATEWAY_ADMIN_KEY: ADMIN_KEY } });
+  const body = (url: string): Record<string, unknown> => ({ name: 'srv', url, auth_type: 'none', transport: 'http' });
+  for (const url of ['http://169.254.169.254/latest/meta-data', 'http://127.0.0.1:9300/mcp', 'http://10.0.0.1/mcp', 'http://[::ffff:127.0.0.1]/mcp']) {
+    const a = await call(gw, 'POST', '/v1/mcp-integrations', {}, body(url));
+    t.equal(a.status, 400, `refused: ${url}`);
+    t.match(a.body.error, { code: 'invalid_upstream_url', param: 'url' });
+  }
+  const ok = await call(gw, 'POST', '/v1/mcp-integrations', {}, body('https://mcp.example.com/mcp'));
+  t.equal(ok.status, 200, 'a public MCP server is accepted');
+  const update = await call(gw, 'PUT', `/v1/mcp-integrations/${String(ok.body.id)}`, {}, { url: 'http://169.254.169.254/' });
+  t.match(update.body.error, { code: 'invalid_upstream_url', param: 'url' }, 'and on update');
+});
+
+t.test('the OTel endpoint is checked at boot: metadata refused, a collector on the operator’s network accepted', async (t) => {
+  await t.rejects(startGateway(t, { yaml: 'pipeline:\n  - otel: {endpoint: "http://169.254.169.254/v1/traces"}\n' }), /endpoint points at a link-local or cloud metadata address/);
+  const gw = await startGateway(t, { yaml: 'pipeline:\n  - otel: {endpoint: "http://127.0.0.1:4318/v1/traces", flush_ms: 60000}\n' });
+  t.ok(gw.url, 'a loopback collector boots');
+});
