@@ -372,3 +372,10 @@ t.test('the OTel endpoint is checked at boot: metadata refused, a collector on t
   const gw = await startGateway(t, { yaml: 'pipeline:\n  - otel: {endpoint: "http://127.0.0.1:4318/v1/traces", flush_ms: 60000}\n' });
   t.ok(gw.url, 'a loopback collector boots');
 });
+
+t.test('the semantic cache embeddings URL is checked at boot', async (t) => {
+  await t.rejects(
+    startGateway(t, { yaml: 'pipeline:\n  - cache: {semantic: {embeddings_url: "http://[fd00:ec2::254]/v1/embeddings", model: m, threshold: 0.9}}\n' }),
+    /semantic\.embeddings_url points at a link-local or cloud metadata address/,
+  );
+});

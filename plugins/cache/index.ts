@@ -24,7 +24,7 @@
  *     - cache:
  *         semantic: {embeddings_url: http://127.0.0.1:9000/v1/embeddings, model: text-embedding-3-small, threshold: 0.9}
  */
-import { definePlugin } from '../../core/index.js';
+import { checkUpstreamUrl, definePlugin, OPERATOR_URL_POLICY } from '../../core/index.js';
 import { cacheOptionsSchema, type CacheOptions } from './schema.js';
 import { EntryStore } from './entry-store.js';
 import { SemanticIndex } from './semantic-index.js';
@@ -41,6 +41,10 @@ export default definePlugin<CacheOptions>({
     let semantic: Semantic | undefined;
     if (options.semantic !== undefined) {
       const s = options.semantic;
+      // The operator's embeddings server may sit on loopback or a private network; a link-local or
+      // metadata address never makes sense and refuses to boot.
+      const refused = checkUpstreamUrl(s.embeddings_url, OPERATOR_URL_POLICY, 'semantic.embeddings_url');
+      if (refused !== null) throw refused;
       semantic = {
         index: new SemanticIndex(root, { max_per_partition: s.max_per_partition, max_vectors: s.max_vectors }, app.log),
         embed: createEmbedder(s, app.log),
