@@ -57,6 +57,8 @@ export { AdminErrors } from './admin/errors.js';
 export { findWorkspace, defaultWorkspace } from './admin/workspaces.js';
 export * as S from './admin/schemas.js';
 export { maskSecrets } from './admin/audit.js';
+export { quietWrite, isNoRoom } from './store/write-failures.js';
+export type { StoreCapacity } from './store/capacity.js';
 export { checkCustomHost } from './upstream/ssrf.js';
 export type { CustomHostPolicy } from './upstream/ssrf.js';
 export { routingConfigSchema, validateRoutingConfig } from './router/config-schema.js';

@@ -69,7 +69,7 @@ export function registerLiveGauges(app: GatewayApp, registry: Registry, maxLabel
   // A counter (it only grows) whose value the logging plugin keeps: copied in at each scrape.
   const dropped: Counter = new Counter({
     name: 'gateway_log_dropped_total',
-    help: 'Log records dropped because the log queue was full (0 without the logging plugin).',
+    help: 'Log records dropped because the log queue or the store was full (0 without the logging plugin).',
     registers,
     collect() {
       dropped.reset();
