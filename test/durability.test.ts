@@ -41,7 +41,8 @@ t.test('kill -9 mid-burst: every acknowledged write is there after a restart', a
     }
   };
   const writers = Array.from({ length: 16 }, writer);
-  await new Promise((r) => setTimeout(r, 700));
+  // Killed mid-stream once enough writes were acknowledged (however loaded this machine is), writers still sending.
+  for (let waited = 0; acknowledged.length < 60 && waited < 30_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
   cli.child.kill('SIGKILL');
   await cli.exited;
   stop = true;
@@ -90,7 +91,8 @@ t.test('kill -9 mid-burst: every acknowledged admin write has its audit record (
     }
   };
   const writers = Array.from({ length: 16 }, writer);
-  await new Promise((r) => setTimeout(r, 700));
+  // Killed mid-stream once enough writes were acknowledged (however fast this machine is), writers still sending.
+  for (let waited = 0; acknowledged.length < 60 && waited < 30_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
   cli.child.kill('SIGKILL');
   await cli.exited;
   stop = true;

@@ -13,6 +13,9 @@
  * before the answer. Either way a 2xx the client saw has its record, even after a kill -9.
  * Refused and failed calls are recorded asynchronously, as the answer does not wait on them.
  *
+ * When the store is at its size limit (`store.map_size`) or the disk is full, writes answer 503
+ * `store_full` (after authentication, scope and validation, which keep their own answers).
+ *
  * Admin routes are closed by default: without the auth plugin there is no principal, and every
  * non-public route answers 401.
  */
@@ -29,6 +32,8 @@ import { fromAjvErrors } from '../validation/index.js';
 import { AdminErrors } from './errors.js';
 import { buildAuditRecord, recordAudit } from './audit.js';
 import { withCompanion } from '../store/companion.js';
+import { isNoRoom } from '../store/write-failures.js';
+import { StoreErrors } from '../store/errors.js';
 import { uuidv7 } from '../store/ids.js';
 import type { AuditRecord } from '../store/records.js';
 import { findWorkspace, defaultWorkspace } from './workspaces.js';
@@ -182,6 +187,8 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
           const input = { ctx, params, query: query as never, body: body as never, principal: principal!, workspace, store };
           let result: unknown;
           if (audited) {
+            // A full store refuses admin writes before they start (DELETE goes on: it makes room).
+            if (def.method !== 'DELETE') store.capacity.assertRoom();
             let success: AuditRecord | undefined;
             const companion = store.c.audit.companion(auditId, () => (success ??= audit(200)));
             result = await withCompanion(companion, () => def.handler(input));
@@ -192,10 +199,14 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
             result = await def.handler(input);
           }
           return reply(200, serialize(result ?? {}), { 'content-type': 'application/json' });
-        } catch (err) {
+        } catch (caught) {
+          // A handler's own transaction that failed for lack of room (disk full) is the same 503 as a collection's.
+          const err = isNoRoom(caught) ? StoreErrors.full(caught) : caught;
           const status = typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
           // Same id: a record committed with a change the call then failed after is corrected, not doubled.
-          if (audited) recordAudit(store, audit(status), (e) => ctx.log.warn('audit record not written', { requestId: ctx.id, err: e }));
+          // A full store keeps room for changes, not for the records of refused calls.
+          if (audited && store.capacity.full()) ctx.log.warn('store full: audit record of a failed call not written', { requestId: ctx.id, status });
+          else if (audited) recordAudit(store, audit(status), (e) => ctx.log.warn('audit record not written', { requestId: ctx.id, err: e }));
           throw err;
         }
       },

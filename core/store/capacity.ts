@@ -18,23 +18,30 @@
 import type { Database, RootDatabase } from 'lmdb';
 import { StoreErrors } from './errors.js';
 
+type Key = string | string[];
+
 export interface StoreCapacity {
   /** The configured limit in bytes. */
   readonly limit: number;
-  /** Bytes held by the data (measured at most every {@link MEASURE_REUSE_MS}). */
+  /** Bytes held by the data, as of the last measurement (at most {@link MEASURE_EVERY_MS} old). */
   used(): number;
   /** True when writes that grow the store are refused. */
   full(): boolean;
   /** Throws `store_full` (503) when {@link full}. */
   assertRoom(): void;
-  /** Stops the discovery timer. */
+  /** Measures now (tests, and after a bulk delete). Never call it inside a write transaction. */
+  measure(): number;
+  /** Stops the measuring timer. */
   close(): void;
 }
 
-/** How long a measurement is reused: measuring costs ~15 µs per database. */
-const MEASURE_REUSE_MS = 100;
-/** How often databases opened since (by plugins) are looked for. */
-const DISCOVER_EVERY_MS = 1000;
+/**
+ * How often the data is measured (~15 µs per database, ~1 ms for a full pipeline). Measuring
+ * runs on this timer only, never inline: a write may sit inside another write transaction, where
+ * reading statistics is not safe. Between two measurements the store may pass its limit by what
+ * is written meanwhile.
+ */
+export const MEASURE_EVERY_MS = 250;
 /** The smallest limit honoured: an empty gateway store already takes a few hundred KB. */
 const MIN_LIMIT = 1024 * 1024;
 
@@ -49,7 +56,9 @@ interface Stats {
 const pagesOf = (s: Stats | undefined): number => (s ? (s.treeBranchPageCount ?? 0) + (s.treeLeafPageCount ?? 0) + (s.overflowPages ?? 0) : 0);
 
 /**
- * Measures the store under `root` against `limit` bytes.
+ * Measures the databases opened on `root` against `limit` bytes. Every database the process opens
+ * (collections, and plugins' own: logs, cache, analytics) is recorded by wrapping `root.openDB`,
+ * so the gateway never opens one itself to measure it.
  *
  * @example
  *   const capacity = createCapacity(root, 16 * 2 ** 30);
@@ -59,61 +68,46 @@ export function createCapacity(root: RootDatabase, limit: number): StoreCapacity
   const cap = Math.max(MIN_LIMIT, limit);
   // Room kept free for what is never refused (deletes, counters): 1/32 of the limit, at most 64 MB.
   const reserve = Math.min(cap / 32, 64 * 1024 * 1024);
-  // Named databases are listed in the main database. Their handles are opened by the discovery
-  // timer only, never inline: a measurement may run inside a write transaction, and a handle
-  // opened there would be discarded if that transaction aborted.
-  const handles = new Map<string, Database<unknown, string> | null>();
-  let measuredAt = -Infinity;
+  const opened = new Map<string, Database<unknown, Key>>();
+  const openDB = root.openDB.bind(root) as (...args: unknown[]) => Database<unknown, Key>;
+  (root as unknown as { openDB: (...args: unknown[]) => Database<unknown, Key> }).openDB = function openAndRecord(...args: unknown[]) {
+    const db = openDB(...args);
+    const name = typeof args[0] === 'string' ? args[0] : (args[0] as { name?: unknown } | undefined)?.name;
+    if (typeof name === 'string') opened.set(name, db);
+    return db;
+  };
   let usedBytes = 0;
-
-  function discover(): void {
-    for (const key of root.getKeys()) {
-      if (typeof key !== 'string' || handles.has(key)) continue;
-      try {
-        // `create: false`: discovery never adds a database.
-        handles.set(key, root.openDB<unknown, string>({ name: key, create: false } as { name: string }));
-      } catch {
-        handles.set(key, null); // a plain key of the main database, not a named database
-      }
-    }
-  }
+  let closed = false;
 
   function measure(): number {
+    if (closed) return usedBytes;
     const rootStats = root.getStats() as Stats;
     let pages = pagesOf(rootStats) + pagesOf(rootStats.free) + 2; // + the two meta pages
-    for (const db of handles.values()) if (db !== null) pages += pagesOf(db.getStats() as Stats);
-    return pages * (rootStats.pageSize ?? 4096);
-  }
-
-  discover();
-  const timer = setInterval(() => {
-    try {
-      discover();
-      measuredAt = -Infinity;
-    } catch {
-      // a closing env: the next tick or close() ends it
-    }
-  }, DISCOVER_EVERY_MS);
-  timer.unref();
-
-  function used(): number {
-    const now = performance.now();
-    if (now - measuredAt >= MEASURE_REUSE_MS) {
-      usedBytes = measure();
-      measuredAt = now;
-    }
+    for (const db of opened.values()) pages += pagesOf(db.getStats() as Stats);
+    usedBytes = pages * (rootStats.pageSize ?? 4096);
     return usedBytes;
   }
 
-  const full = (): boolean => used() >= cap - reserve;
+  const timer = setInterval(() => {
+    try {
+      measure();
+    } catch {
+      // a closing env: close() ends the timer
+    }
+  }, MEASURE_EVERY_MS);
+  timer.unref();
+
+  const full = (): boolean => usedBytes >= cap - reserve;
   return {
     limit: cap,
-    used,
+    used: () => usedBytes,
     full,
     assertRoom() {
       if (full()) throw StoreErrors.full();
     },
+    measure,
     close() {
+      closed = true;
       clearInterval(timer);
     },
   };

@@ -12,15 +12,15 @@
  * or a stale index entry. Admin writes are rare; the hot path only reads.
  *
  * A write also carries the companion record of the current scope (the audit record of the admin
- * call making it, see companion.ts) in its transaction. Inserts and updates are refused with 503
- * `store_full` when the store is at its size limit or the disk is full; deletes never are (they
- * are how room is made).
+ * call making it, see companion.ts) in its transaction. A write that fails for lack of room (the
+ * disk full) is 503 `store_full`. The store's own size limit is enforced by the callers that grow
+ * the store (admin routes, logs, cache), not here: hot-path bookkeeping such as budget usage must
+ * keep counting when the store is full.
  */
 import type { Database, RootDatabase } from 'lmdb';
 import { StoreErrors } from './errors.js';
 import { putCompanion, type Companion } from './companion.js';
 import { isNoRoom } from './write-failures.js';
-import type { StoreCapacity } from './capacity.js';
 
 export interface IndexDefinition<T> {
   /** The indexed value(s) of a record; null/undefined leaves the record out of the index. */
@@ -52,11 +52,10 @@ export interface Page<T> {
 
 type Key = string | Array<string>;
 
-/** Where a collection lives: the env, the meta db (version counters), the size limit. */
+/** Where a collection lives: the env and the meta db (version counters). */
 export interface CollectionEnv {
   root: RootDatabase;
   meta: Database<number, Key>;
-  capacity?: StoreCapacity;
 }
 
 /** How long a version read is reused (see `version()`). */
@@ -67,7 +66,6 @@ export class Collection<T extends { id: string }> {
   readonly #root: RootDatabase;
   readonly #db: Database<T, string>;
   readonly #meta: Database<number, Key>;
-  readonly #capacity: StoreCapacity | undefined;
   readonly #indexes: Array<{ name: string; def: IndexDefinition<T>; db: Database<unknown, Key> }>;
   readonly #cache = new Map<string, T | null>();
   #cacheVersion = -1;
@@ -77,7 +75,7 @@ export class Collection<T extends { id: string }> {
     this.name = def.name;
     this.#root = root;
     this.#meta = env.meta;
-    this.#capacity = env.capacity;
+
     this.#db = root.openDB<T, string>({ name: def.name });
     this.#indexes = Object.entries(def.indexes ?? {}).map(([name, idx]) => ({
       name,
@@ -184,7 +182,6 @@ export class Collection<T extends { id: string }> {
 
   /** Inserts a new record; an existing id or a unique-index clash is a conflict. */
   insert(record: T): T {
-    this.#capacity?.assertRoom();
     return this.#write(() => {
       if (this.#db.get(record.id) !== undefined) throw StoreErrors.conflict(`${this.name} ${record.id} already exists.`);
       this.#writeIndexes(undefined, record);
@@ -199,7 +196,6 @@ export class Collection<T extends { id: string }> {
    * one (or throws to abort with nothing written). Concurrent updates serialize; none is lost.
    */
   update(id: string, change: (current: T) => T): T {
-    this.#capacity?.assertRoom();
     return this.#write(() => {
       const current = this.#db.get(id);
       if (current === undefined) throw StoreErrors.notFound(`${this.name} ${id} does not exist.`);

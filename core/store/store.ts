@@ -114,9 +114,10 @@ export function openStore(options: OpenStoreOptions): Store {
   // maxDbs bounds named sub-databases (collections + their indexes), with room to grow. lmdb-js
   // grows the map past `mapSize` on demand; the limit is enforced by `capacity` instead.
   const root = open({ path, maxDbs: 128, mapSize: options.mapSize ?? DEFAULT_MAP_SIZE });
-  const meta = root.openDB<unknown, string | string[]>({ name: 'meta' });
+  // First: it records every database opened on root from here on (collections, plugins' own).
   const capacity = createCapacity(root, options.mapSize ?? DEFAULT_MAP_SIZE);
-  const env = { root, meta: meta as unknown as Database<number, string | string[]>, capacity };
+  const meta = root.openDB<unknown, string | string[]>({ name: 'meta' });
+  const env = { root, meta: meta as unknown as Database<number, string | string[]> };
   const collection = <T extends { id: string }>(def: CollectionDefinition<T>): Collection<T> => new Collection<T>(env, def);
   const store: Store = {
     path,
@@ -134,6 +135,7 @@ export function openStore(options: OpenStoreOptions): Store {
     },
   };
   migrate(store, options.log);
+  capacity.measure();
   return store;
 }
 
