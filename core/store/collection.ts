@@ -52,12 +52,6 @@ export interface Page<T> {
 
 type Key = string | Array<string>;
 
-/** Where a collection lives: the env and the meta db (version counters). */
-export interface CollectionEnv {
-  root: RootDatabase;
-  meta: Database<number, Key>;
-}
-
 /** How long a version read is reused (see `version()`). */
 const VERSION_REUSE_MS = 1;
 
@@ -70,12 +64,10 @@ export class Collection<T extends { id: string }> {
   readonly #cache = new Map<string, T | null>();
   #cacheVersion = -1;
 
-  constructor(env: CollectionEnv, def: CollectionDefinition<T>) {
-    const root = env.root;
+  constructor(root: RootDatabase, meta: Database<number, Key>, def: CollectionDefinition<T>) {
     this.name = def.name;
     this.#root = root;
-    this.#meta = env.meta;
-
+    this.#meta = meta;
     this.#db = root.openDB<T, string>({ name: def.name });
     this.#indexes = Object.entries(def.indexes ?? {}).map(([name, idx]) => ({
       name,

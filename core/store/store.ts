@@ -117,8 +117,8 @@ export function openStore(options: OpenStoreOptions): Store {
   // First: it records every database opened on root from here on (collections, plugins' own).
   const capacity = createCapacity(root, options.mapSize ?? DEFAULT_MAP_SIZE);
   const meta = root.openDB<unknown, string | string[]>({ name: 'meta' });
-  const env = { root, meta: meta as unknown as Database<number, string | string[]> };
-  const collection = <T extends { id: string }>(def: CollectionDefinition<T>): Collection<T> => new Collection<T>(env, def);
+  const collection = <T extends { id: string }>(def: CollectionDefinition<T>): Collection<T> =>
+    new Collection<T>(root, meta as unknown as Database<number, string | string[]>, def);
   const store: Store = {
     path,
     root,
