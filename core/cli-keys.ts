@@ -130,7 +130,7 @@ export async function keysCommand(argv: string[], configFile: string): Promise<n
     return 1;
   }
   const log = createLogger();
-  const store = openStore({ dir: config.store.path, log });
+  const store = openStore({ dir: config.store.path, log, mapSize: config.store.map_size });
   try {
     const boot = bootstrapStore(store, process.env, log);
     if (boot.generatedAdminKey !== undefined) {

@@ -22,6 +22,7 @@ import { bootstrapStore } from './store/bootstrap.js';
 import { createTokenCounter } from './workers/token-counter.js';
 import type { TokenCounter } from './workers/types.js';
 import { buildOpenApi } from './admin/openapi.js';
+import { startAuditRetention } from './admin/audit-retention.js';
 import { reply } from './reply.js';
 import { VERSION } from './version.js';
 import { guardedConnector, type HostResolver } from './upstream/connect-guard.js';
@@ -95,7 +96,7 @@ async function buildRuntime(config: GatewayConfig, agent: Agent, options: BuildO
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const log = options.logger ?? createLogger();
   const catalog = options.catalog ?? {};
-  const store = openStore({ dir: config.store.path, log, env: options.env ?? process.env });
+  const store = openStore({ dir: config.store.path, log, env: options.env ?? process.env, mapSize: config.store.map_size });
   const boot = bootstrapStore(store, options.env ?? process.env, log);
   // Threads start on the first large count only; reloads share this one counter.
   const tokens = createTokenCounter();
@@ -137,6 +138,9 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const host = listener.host === '0.0.0.0' ? '127.0.0.1' : listener.host === '::' ? '[::1]' : listener.host.includes(':') ? `[${listener.host}]` : listener.host;
   const url = `${listener.secure ? 'https' : 'http'}://${host}:${listener.port}`;
   let closing: Promise<void> | undefined;
+  // The audit trail is core's (every admin plugin writes it): so is its retention. Bounds are read
+  // from the current config at each run.
+  const stopAuditRetention = startAuditRetention(store, () => current.config.audit, log);
 
   function retire(old: Runtime): void {
     retiring.add(old);
@@ -169,6 +173,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     close() {
       closing ??= (async () => {
         draining = true;
+        stopAuditRetention();
         const inflight = (): number => current.inflight + [...retiring].reduce((n, r) => n + r.inflight, 0);
         await listener.close(current.config.server.shutdown_grace, inflight);
         for (const old of retiring) await closePlugins(old.pipeline.plugins, log);

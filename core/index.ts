@@ -57,6 +57,8 @@ export { AdminErrors } from './admin/errors.js';
 export { findWorkspace, defaultWorkspace } from './admin/workspaces.js';
 export * as S from './admin/schemas.js';
 export { maskSecrets } from './admin/audit.js';
+export { quietWrite, isNoRoom } from './store/write-failures.js';
+export type { StoreCapacity } from './store/capacity.js';
 export { checkCustomHost, checkUpstreamUrl, OPERATOR_URL_POLICY } from './upstream/ssrf.js';
 export type { CustomHostPolicy } from './upstream/ssrf.js';
 export type { HostResolver } from './upstream/connect-guard.js';

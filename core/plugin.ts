@@ -51,6 +51,8 @@ export interface RouteDefinition {
   path: string;
   /** `json` (default for POST/PUT/PATCH): the body is parsed into `ctx.body`; `raw`: only `ctx.rawBody`. */
   body?: 'json' | 'raw' | 'none';
+  /** Which configured body limit applies: `admin` (`server.admin_body_limit`, the admin API) or `server` (default). */
+  bodyLimit?: 'server' | 'admin';
   handler(ctx: GatewayContext, params: Record<string, string>): MaybePromise<Reply>;
   /** Free-form facts other plugins read (the admin framework puts resource, action and schemas here). */
   meta?: object;

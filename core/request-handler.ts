@@ -109,7 +109,11 @@ async function readRequestBody(rt: Runtime, ctx: GatewayContext, req: ClientRequ
   if (route.kind === 'plugin') {
     const mode = route.route.body ?? (ctx.method === 'GET' || ctx.method === 'DELETE' ? 'none' : 'json');
     if (mode === 'none') return;
-    ctx.rawBody = await readBody(req, rt.config.server.body_limit);
+    // The admin API takes small documents: its own, lower limit answers 413 before a byte is
+    // parsed or audited, so a key cannot make the audit trail store megabytes per refused call.
+    const server = rt.config.server;
+    const limit = route.route.bodyLimit === 'admin' ? Math.min(server.admin_body_limit, server.body_limit) : server.body_limit;
+    ctx.rawBody = await readBody(req, limit);
     if (mode === 'json') {
       if (ctx.rawBody.length === 0) ctx.body = {};
       else {

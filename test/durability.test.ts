@@ -41,7 +41,8 @@ t.test('kill -9 mid-burst: every acknowledged write is there after a restart', a
     }
   };
   const writers = Array.from({ length: 16 }, writer);
-  await new Promise((r) => setTimeout(r, 700));
+  // Killed mid-stream once enough writes were acknowledged (however loaded this machine is), writers still sending.
+  for (let waited = 0; acknowledged.length < 60 && waited < 30_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
   cli.child.kill('SIGKILL');
   await cli.exited;
   stop = true;
@@ -61,6 +62,50 @@ t.test('kill -9 mid-burst: every acknowledged write is there after a restart', a
   await res.body.text();
   again.child.kill('SIGTERM');
   t.equal(await again.exited, 0);
+});
+
+t.test('kill -9 mid-burst: every acknowledged admin write has its audit record (same transaction)', async (t) => {
+  const dir = tempDir();
+  const data = join(dir, 'data');
+  const yaml = writeFile(dir, 'gw.yaml', `server: {host: 127.0.0.1, port: 0}\nstore: {path: ${data}}\npipeline: [auth, admin-policies]\n`);
+  const env = { GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_MASTER_KEY: 'm'.repeat(40), GATEWAY_LOG_LEVEL: 'warn' };
+  const cli = await startCli(t, ['start', '--config', yaml], env);
+
+  // Each acknowledged write: the policy id and the request id its audit record carries.
+  const acknowledged: Array<{ id: string; requestId: string }> = [];
+  let stop = false;
+  const writer = async (): Promise<void> => {
+    while (!stop) {
+      try {
+        const res = await request(`${cli.url}/v1/policies/rate-limits`, {
+          method: 'POST',
+          headers: { 'x-gateway-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+          body,
+        });
+        const json = (await res.body.json()) as { id?: string };
+        const requestId = res.headers['x-gateway-request-id'];
+        if (res.statusCode === 200 && json.id && typeof requestId === 'string') acknowledged.push({ id: json.id, requestId });
+      } catch {
+        return; // the process is gone
+      }
+    }
+  };
+  const writers = Array.from({ length: 16 }, writer);
+  // Killed mid-stream once enough writes were acknowledged (however fast this machine is), writers still sending.
+  for (let waited = 0; acknowledged.length < 60 && waited < 30_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+  cli.child.kill('SIGKILL');
+  await cli.exited;
+  stop = true;
+  await Promise.all(writers);
+  t.ok(acknowledged.length > 50, `${acknowledged.length} writes acknowledged before the kill`);
+
+  const store = openStore({ dir: data, log: createLogger({ level: 'silent' }), env });
+  t.teardown(() => store.close());
+  const audited = new Map(store.c.audit.list().items.map((r) => [r.request_id, r]));
+  const unaudited = acknowledged.filter((a) => audited.get(a.requestId)?.response_status_code !== 200);
+  t.same(unaudited, [], 'every acknowledged write has its audit record with status 200');
+  // The converse: a stored policy never lacks its record (the change and the record commit together).
+  t.equal(store.c.audit.list().total, store.c.rateLimitPolicies.list().total, 'one audit record per stored policy');
 });
 
 t.test('a key revoked by another process is refused at once', async (t) => {

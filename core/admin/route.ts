@@ -1,10 +1,20 @@
 /**
  * Admin routes: one definition per operation, compiled once at boot into a plugin route.
  *
- *   request ─▶ principal? (401) ─▶ key kind and scope (403) ─▶ query and body (ajv, 400 naming
+ *   request (body ≤ server.admin_body_limit, else 413 before anything is parsed or audited)
+ *   ─▶ principal? (401) ─▶ key kind and scope (403) ─▶ query and body (ajv, 400 naming
  *   the field) ─▶ target workspace (the key's own; or `workspace_id` for an organisation key)
  *   ─▶ handler ─▶ response (fast-json-stringify: only fields in the response schema leave, so a
  *   secret a handler forgot to drop still never reaches the wire) ─▶ audit record (writes)
+ *
+ * The audit record of a successful write commits in the same transaction as the change: the
+ * handler runs with the record as the companion of its collection writes (store/companion.ts).
+ * A handler that wrote outside collections (or nothing) gets its record written synchronously
+ * before the answer. Either way a 2xx the client saw has its record, even after a kill -9.
+ * Refused and failed calls are recorded asynchronously, as the answer does not wait on them.
+ *
+ * When the store is at its size limit (`store.map_size`) or the disk is full, writes answer 503
+ * `store_full` (after authentication, scope and validation, which keep their own answers).
  *
  * Admin routes are closed by default: without the auth plugin there is no principal, and every
  * non-public route answers 401.
@@ -20,7 +30,12 @@ import type { Workspace } from '../store/records.js';
 import { reply } from '../reply.js';
 import { fromAjvErrors } from '../validation/index.js';
 import { AdminErrors } from './errors.js';
-import { recordAudit } from './audit.js';
+import { buildAuditRecord, recordAudit } from './audit.js';
+import { withCompanion } from '../store/companion.js';
+import { isNoRoom } from '../store/write-failures.js';
+import { StoreErrors } from '../store/errors.js';
+import { uuidv7 } from '../store/ids.js';
+import type { AuditRecord } from '../store/records.js';
 import { findWorkspace, defaultWorkspace } from './workspaces.js';
 import type { JsonSchema } from './schemas.js';
 
@@ -137,6 +152,7 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
       method: def.method,
       path: def.path,
       body: def.body ? 'json' : 'none',
+      bodyLimit: 'admin',
       meta,
       async handler(ctx, params) {
         const principal = ctx.get('principal');
@@ -145,7 +161,21 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
         const query = parseQuery(ctx.search);
         const body = (ctx.body ?? {}) as Record<string, unknown>;
         let workspace: Workspace | null = null;
-        let status = 200;
+        const audited = def.method !== 'GET' && principal !== undefined;
+        const auditId = uuidv7();
+        const audit = (outcome: number): AuditRecord =>
+          buildAuditRecord({
+            id: auditId,
+            ctx,
+            principal: principal!,
+            resource: def.resource,
+            action: def.action,
+            status: outcome,
+            workspaceId: workspace?.id ?? principal!.workspace_id,
+            body,
+            query,
+            summaryBytes: app.config.audit.summary_bytes,
+          });
         try {
           // Inside the try: a refused write (403, 400) is audited too; that is what auditors look for.
           if (principal !== undefined && !def.public) authorize(principal, def);
@@ -154,15 +184,30 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
           if (def.level === 'workspace' && principal !== undefined) {
             workspace = targetWorkspace(store, principal, (body.workspace_id ?? query.workspace_id) as string | undefined, def.workspaceDefault ?? 'default');
           }
-          const result = await def.handler({ ctx, params, query: query as never, body: body as never, principal: principal!, workspace, store });
-          return reply(200, serialize(result ?? {}), { 'content-type': 'application/json' });
-        } catch (err) {
-          status = typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
-          throw err;
-        } finally {
-          if (def.method !== 'GET' && principal !== undefined) {
-            recordAudit(store, { ctx, principal, resource: def.resource, action: def.action, status, workspaceId: workspace?.id ?? principal.workspace_id, body, query });
+          const input = { ctx, params, query: query as never, body: body as never, principal: principal!, workspace, store };
+          let result: unknown;
+          if (audited) {
+            // A full store refuses admin writes before they start (DELETE goes on: it makes room).
+            if (def.method !== 'DELETE') store.capacity.assertRoom();
+            let success: AuditRecord | undefined;
+            const companion = store.c.audit.companion(auditId, () => (success ??= audit(200)));
+            result = await withCompanion(companion, () => def.handler(input));
+            // No collection write carried the record (raw databases, or nothing written): commit it
+            // now, before the answer, so the acknowledgement never outruns it.
+            if (store.c.audit.get(auditId) === undefined) store.c.audit.appendSync(success ?? audit(200));
+          } else {
+            result = await def.handler(input);
           }
+          return reply(200, serialize(result ?? {}), { 'content-type': 'application/json' });
+        } catch (caught) {
+          // A handler's own transaction that failed for lack of room (disk full) is the same 503 as a collection's.
+          const err = isNoRoom(caught) ? StoreErrors.full(caught) : caught;
+          const status = typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
+          // Same id: a record committed with a change the call then failed after is corrected, not doubled.
+          // A full store keeps room for changes, not for the records of refused calls.
+          if (audited && store.capacity.full()) ctx.log.warn('store full: audit record of a failed call not written', { requestId: ctx.id, status });
+          else if (audited) recordAudit(store, audit(status), (e) => ctx.log.warn('audit record not written', { requestId: ctx.id, err: e }));
+          throw err;
         }
       },
     };

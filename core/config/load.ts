@@ -27,7 +27,6 @@ import type {
   Locator,
   PipelineEntry,
   SecurityConfig,
-  StoreConfig,
   TlsConfig,
 } from './types.js';
 
@@ -48,6 +47,7 @@ interface RawConfig {
     host: string;
     port: number;
     body_limit: Size;
+    admin_body_limit: Size;
     workers: number;
     tls?: TlsConfig;
     keep_alive_timeout: Duration;
@@ -57,7 +57,8 @@ interface RawConfig {
     shutdown_grace: Duration;
     stream_ping_interval: Duration;
   };
-  store: StoreConfig;
+  store: { path: string; map_size: Size };
+  audit: { summary_bytes: Size; retention_days: number; max_records: number };
   security: SecurityConfig;
   upstream: { connections: number; keep_alive_timeout: Duration; connect_timeout: Duration; request_timeout: Duration };
   pipeline: Array<string | Record<string, Record<string, unknown> | null>>;
@@ -162,13 +163,14 @@ type Convert = (value: Size | Duration, segments: Segments, units: Record<string
 
 function buildConfig(raw: RawConfig, file: string, baseDir: string, convert: Convert): GatewayConfig {
   const { server, upstream } = raw;
-  const bytes = (value: Size, key: string): number => convert(value, ['server', key], SIZE_UNITS);
+  const bytes = (value: Size, key: string, section = 'server'): number => convert(value, [section, key], SIZE_UNITS);
   const ms = (value: Duration, section: string, key: string): number => convert(value, [section, key], DURATION_UNITS);
   return {
     server: {
       host: server.host,
       port: server.port,
       body_limit: bytes(server.body_limit, 'body_limit'),
+      admin_body_limit: bytes(server.admin_body_limit, 'admin_body_limit'),
       workers: server.workers,
       // Resolved here, where the file's directory is known, so the listener never depends on cwd.
       ...(server.tls ? { tls: { cert: path.resolve(baseDir, server.tls.cert), key: path.resolve(baseDir, server.tls.key) } } : {}),
@@ -179,7 +181,12 @@ function buildConfig(raw: RawConfig, file: string, baseDir: string, convert: Con
       shutdown_grace: ms(server.shutdown_grace, 'server', 'shutdown_grace'),
       stream_ping_interval: ms(server.stream_ping_interval, 'server', 'stream_ping_interval'),
     },
-    store: { path: raw.store.path },
+    store: { path: raw.store.path, map_size: bytes(raw.store.map_size, 'map_size', 'store') },
+    audit: {
+      summary_bytes: bytes(raw.audit.summary_bytes, 'summary_bytes', 'audit'),
+      retention_days: raw.audit.retention_days,
+      max_records: raw.audit.max_records,
+    },
     security: { custom_hosts: { allow: [...raw.security.custom_hosts.allow], allow_loopback: raw.security.custom_hosts.allow_loopback } },
     upstream: {
       connections: upstream.connections,

@@ -16,6 +16,8 @@ export interface ServerConfig {
   port: number; // default 8787
   /** Maximum request body in bytes; YAML accepts `10mb`, `512kb`, or a number of bytes. Default 10 MiB. */
   body_limit: number;
+  /** Maximum body of an admin API request in bytes (never more than `body_limit`). Default 1 MiB. */
+  admin_body_limit: number;
   /** Worker processes sharing the data dir (later issues). Default 1. */
   workers: number;
   tls?: TlsConfig;
@@ -35,6 +37,17 @@ export interface ServerConfig {
 
 export interface StoreConfig {
   path: string; // default ./data, resolved against the process cwd
+  /** The most data the store may hold, in bytes; enforced by the gateway (LMDB grows on demand). Default 16 GiB. */
+  map_size: number;
+}
+
+export interface AuditConfig {
+  /** The most bytes of a request body (and, separately, of its query) an audit record keeps. Default 8 KiB. */
+  summary_bytes: number;
+  /** Records older than this are swept. Default 90. */
+  retention_days: number;
+  /** Past this many records the oldest are swept. Default 1,000,000. */
+  max_records: number;
 }
 
 export interface SecurityConfig {
@@ -69,6 +82,7 @@ export interface PipelineEntry {
 export interface GatewayConfig {
   server: ServerConfig;
   store: StoreConfig;
+  audit: AuditConfig;
   security: SecurityConfig;
   upstream: UpstreamConfig;
   pipeline: PipelineEntry[];

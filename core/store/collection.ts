@@ -10,9 +10,17 @@
  * Writes are synchronous transactions (`transactionSync`): they commit durably before returning
  * and roll back completely if the callback throws, so a failed write never leaves half a record
  * or a stale index entry. Admin writes are rare; the hot path only reads.
+ *
+ * A write also carries the companion record of the current scope (the audit record of the admin
+ * call making it, see companion.ts) in its transaction. A write that fails for lack of room (the
+ * disk full) is 503 `store_full`. The store's own size limit is enforced by the callers that grow
+ * the store (admin routes, logs, cache), not here: hot-path bookkeeping such as budget usage must
+ * keep counting when the store is full.
  */
 import type { Database, RootDatabase } from 'lmdb';
 import { StoreErrors } from './errors.js';
+import { putCompanion, type Companion } from './companion.js';
+import { isNoRoom } from './write-failures.js';
 
 export interface IndexDefinition<T> {
   /** The indexed value(s) of a record; null/undefined leaves the record out of the index. */
@@ -166,7 +174,7 @@ export class Collection<T extends { id: string }> {
 
   /** Inserts a new record; an existing id or a unique-index clash is a conflict. */
   insert(record: T): T {
-    return this.#root.transactionSync(() => {
+    return this.#write(() => {
       if (this.#db.get(record.id) !== undefined) throw StoreErrors.conflict(`${this.name} ${record.id} already exists.`);
       this.#writeIndexes(undefined, record);
       this.#db.putSync(record.id, record);
@@ -180,7 +188,7 @@ export class Collection<T extends { id: string }> {
    * one (or throws to abort with nothing written). Concurrent updates serialize; none is lost.
    */
   update(id: string, change: (current: T) => T): T {
-    return this.#root.transactionSync(() => {
+    return this.#write(() => {
       const current = this.#db.get(id);
       if (current === undefined) throw StoreErrors.notFound(`${this.name} ${id} does not exist.`);
       const next = change(structuredClone(current));
@@ -202,9 +210,48 @@ export class Collection<T extends { id: string }> {
     return this.#db.put(record.id, record);
   }
 
+  /** The number of records, from LMDB's page statistics (no scan). */
+  count(): number {
+    return (this.#db.getStats() as { entryCount?: number }).entryCount ?? 0;
+  }
+
+  /** Up to `limit` ids in key order: oldest first, as ids are UUIDv7. */
+  oldestIds(limit: number): string[] {
+    return [...this.#db.getKeys({ limit })];
+  }
+
+  /**
+   * Removes a record without a synchronous transaction (retention of write-once records in
+   * collections without indexes); batched by LMDB like {@link append}.
+   */
+  removeAsync(id: string): Promise<boolean> {
+    if (this.#indexes.length > 0) throw new Error(`collection ${this.name} has indexes: use delete()`);
+    return this.#db.remove(id);
+  }
+
+  /** {@link append}, committed before it returns (a record that must be durable when the caller answers). */
+  appendSync(record: T): void {
+    if (this.#indexes.length > 0) throw new Error(`collection ${this.name} has indexes: use insert()`);
+    try {
+      this.#db.putSync(record.id, record);
+    } catch (err) {
+      if (isNoRoom(err)) throw StoreErrors.full(err);
+      throw err;
+    }
+  }
+
+  /**
+   * A companion record of this collection (see companion.ts): written under `id` with the other
+   * collections' writes of a scope. For collections without indexes (the audit trail).
+   */
+  companion(id: string, value: () => T): Companion {
+    if (this.#indexes.length > 0) throw new Error(`collection ${this.name} has indexes: it cannot hold companions`);
+    return { db: this.#db as Database<unknown, string>, key: id, value };
+  }
+
   /** Removes a record and its index entries; false when it did not exist. */
   delete(id: string): boolean {
-    return this.#root.transactionSync(() => {
+    return this.#write(() => {
       const current = this.#db.get(id);
       if (current === undefined) return false;
       this.#writeIndexes(current, undefined);
@@ -212,6 +259,23 @@ export class Collection<T extends { id: string }> {
       this.#bump();
       return true;
     });
+  }
+
+  /**
+   * One write transaction: `body` and the scope's companion record commit together or not at all.
+   * A failure for lack of room (disk full, EIO after it) becomes 503 `store_full`.
+   */
+  #write<R>(body: () => R): R {
+    try {
+      return this.#root.transactionSync(() => {
+        const result = body();
+        putCompanion(this.#db as Database<unknown, string>);
+        return result;
+      });
+    } catch (err) {
+      if (isNoRoom(err)) throw StoreErrors.full(err);
+      throw err;
+    }
   }
 
   #index(name: string): { name: string; def: IndexDefinition<T>; db: Database<unknown, Key> } {

@@ -10,6 +10,8 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { Collection, type CollectionDefinition } from './collection.js';
+import { createCapacity, type StoreCapacity } from './capacity.js';
+import { guardCommitFailures } from './write-failures.js';
 import { createSecretBox, loadMasterKey, type SecretBox } from './secrets.js';
 import type * as R from './records.js';
 import type { Logger } from '../logger.js';
@@ -82,6 +84,8 @@ export interface Store {
   readonly root: RootDatabase;
   readonly c: Collections;
   readonly secrets: SecretBox;
+  /** The size limit (`store.map_size`): measured use, and whether writes that grow the store are refused. */
+  readonly capacity: StoreCapacity;
   /** Small key-value settings (schema version, bootstrap state). */
   readonly meta: Database<unknown, string | string[]>;
   /** Waits for pending asynchronous writes to be durable. */
@@ -94,14 +98,24 @@ export interface OpenStoreOptions {
   dir: string;
   log: Logger;
   env?: NodeJS.ProcessEnv;
+  /** The most data the store may hold, in bytes (`store.map_size`); default {@link DEFAULT_MAP_SIZE}. */
+  mapSize?: number;
 }
+
+/** 16 GiB: LMDB reserves address space, not disk, so the default is generous. */
+export const DEFAULT_MAP_SIZE = 2 ** 34;
 
 export function openStore(options: OpenStoreOptions): Store {
   const dir = resolve(options.dir);
   mkdirSync(dir, { recursive: true });
   const path = join(dir, 'gateway.mdb');
-  // maxDbs bounds named sub-databases (collections + their indexes), with room to grow.
-  const root = open({ path, maxDbs: 128, mapSize: 2 ** 34 });
+  // A full disk must not end the process through lmdb-js's unreachable commit rejections.
+  guardCommitFailures(options.log);
+  // maxDbs bounds named sub-databases (collections + their indexes), with room to grow. lmdb-js
+  // grows the map past `mapSize` on demand; the limit is enforced by `capacity` instead.
+  const root = open({ path, maxDbs: 128, mapSize: options.mapSize ?? DEFAULT_MAP_SIZE });
+  // First: it records every database opened on root from here on (collections, plugins' own).
+  const capacity = createCapacity(root, options.mapSize ?? DEFAULT_MAP_SIZE);
   const meta = root.openDB<unknown, string | string[]>({ name: 'meta' });
   const collection = <T extends { id: string }>(def: CollectionDefinition<T>): Collection<T> =>
     new Collection<T>(root, meta as unknown as Database<number, string | string[]>, def);
@@ -109,16 +123,19 @@ export function openStore(options: OpenStoreOptions): Store {
     path,
     root,
     c: defineCollections(collection),
+    capacity,
     secrets: createSecretBox(loadMasterKey(dir, options.env ?? process.env, options.log)),
     meta,
     async flush() {
       await root.flushed;
     },
     async close() {
+      capacity.close();
       await root.close();
     },
   };
   migrate(store, options.log);
+  capacity.measure();
   return store;
 }
 

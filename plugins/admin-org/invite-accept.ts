@@ -3,7 +3,7 @@
  * token is the credential (the invitee has no API key yet).
  *
  *   token ─▶ SHA-256 ─▶ pending, unexpired invite? (else 400 invalid_invite)
- *         ─▶ one transaction: user + memberships + workspace-user keys + invite accepted
+ *         ─▶ one transaction: user + memberships + workspace-user keys + invite accepted + audit record
  *         ─▶ {user_id, object:"user", api_keys?: [{workspace_id, key}]}   (keys shown this once)
  *
  * The whole acceptance is one LMDB write transaction, re-reading the invite inside it: two
@@ -56,7 +56,7 @@ function workspaceUserKey(invite: Invite, userId: string, workspaceId: string): 
   });
 }
 
-function accept(store: Store, body: AcceptBody): Accepted {
+function accept(store: Store, ctx: GatewayContext, body: AcceptBody): Accepted {
   return store.root.transactionSync(() => {
     const invite = store.c.invites.getBy('token', hashInviteToken(body.token));
     if (invite === undefined || inviteStatus(invite) !== 'pending') throw OrgErrors.invalidInvite();
@@ -88,6 +88,7 @@ function accept(store: Store, body: AcceptBody): Accepted {
       }
     }
     store.c.invites.update(invite.id, (i) => ({ ...i, status: 'accepted', accepted_at: now, last_updated_at: now }));
+    auditAcceptance(store, ctx, body, user);
     return { user_id: user.id, object: 'user', ...(invite.workspace_api_key_details === null ? {} : { api_keys: keys }) };
   });
 }
@@ -95,12 +96,12 @@ function accept(store: Store, body: AcceptBody): Accepted {
 /**
  * The framework audits authenticated writes only (a public route has no principal). A successful
  * acceptance still belongs in the trail, so it is recorded here with the new user as the actor and
- * the token masked. Failed attempts are not: anyone can send them, and they would let an
- * unauthenticated caller flood the audit log.
+ * the token masked, inside the acceptance's transaction (an accepted invite always has its record).
+ * Failed attempts are not: anyone can send them, and they would let an unauthenticated caller
+ * flood the audit log.
  */
-function auditAcceptance(store: Store, ctx: GatewayContext, body: AcceptBody, userId: string): void {
-  const organisationId = store.c.users.get(userId)?.organisation_id ?? '';
-  void store.c.audit.append({
+function auditAcceptance(store: Store, ctx: GatewayContext, body: AcceptBody, user: Records.User): void {
+  store.c.audit.appendSync({
     id: uuidv7(),
     timestamp: nowIso(),
     method: ctx.method,
@@ -108,10 +109,10 @@ function auditAcceptance(store: Store, ctx: GatewayContext, body: AcceptBody, us
     request_id: ctx.id,
     request_body: JSON.stringify(maskSecrets(body)),
     query_params: '{}',
-    user_id: userId,
+    user_id: user.id,
     api_key_id: null,
     user_type: 'user',
-    organisation_id: organisationId,
+    organisation_id: user.organisation_id,
     workspace_id: null,
     response_status_code: 200,
     resource_type: 'invite',
@@ -150,8 +151,6 @@ export const acceptInviteRoute: AnyAdminRoute = defineAdminRoute<AcceptBody>({
     required: ['user_id', 'object'],
   },
   handler({ ctx, body, store }) {
-    const accepted = accept(store, body);
-    auditAcceptance(store, ctx, body, accepted.user_id);
-    return accepted;
+    return accept(store, ctx, body);
   },
 });

@@ -36,6 +36,8 @@ export interface CacheEntry {
 export interface StoreLimits {
   max_entries: number;
   max_bytes: number;
+  /** True while the gateway store is at its size limit: new entries are not stored (a miss stays a miss). */
+  storeFull?: () => boolean;
 }
 
 /** Rows removed per eviction transaction: bounds how long one batch holds the write lock. */
@@ -88,7 +90,7 @@ export class EntryStore {
 
   /** Stores (or replaces) an entry, in the background. */
   write(key: string, entry: CacheEntry): void {
-    if (this.#closed) return;
+    if (this.#closed || this.#limits.storeFull?.()) return;
     const size = sizeOf(entry);
     this.#track(
       this.#root

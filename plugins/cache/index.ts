@@ -37,7 +37,7 @@ export default definePlugin<CacheOptions>({
   configSchema: cacheOptionsSchema,
   setup(app, options) {
     const root = app.store.root;
-    const entries = new EntryStore(root, { max_entries: options.max_entries, max_bytes: options.max_bytes }, app.log);
+    const entries = new EntryStore(root, { max_entries: options.max_entries, max_bytes: options.max_bytes, storeFull: () => app.store.capacity.full() }, app.log);
     let semantic: Semantic | undefined;
     if (options.semantic !== undefined) {
       const s = options.semantic;

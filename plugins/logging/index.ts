@@ -59,6 +59,7 @@ export default definePlugin<LoggingOptions>({
       queueMax: options.queue_max,
       flushMs: options.flush_ms,
       log: app.log,
+      storeFull: () => store.capacity.full(),
       finish: ({ record, bodies }): StoredLog => ({
         ...record,
         request_body: capture && bodies ? capture.render(bodies.request, bodies.secrets) : null,

@@ -7,9 +7,11 @@
  *
  * A full queue drops the new record and counts it (`log-stats`): under a storage stall the
  * gateway keeps serving with bounded memory rather than queueing without limit or blocking.
+ * A full store (its size limit reached, or the disk full) drops the batch the same way, counted;
+ * writing resumes by itself once retention or deletes made room.
  * `close()` writes what is left and waits for it to be durable.
  */
-import type { Logger } from '../../core/index.js';
+import { quietWrite, type Logger } from '../../core/index.js';
 import type { LogDb, StoredLog } from './log-db.js';
 import { logStats } from './stats.js';
 
@@ -19,6 +21,8 @@ export interface LogWriterOptions<P> {
   /** Turns a queued entry into the stored record (bodies are rendered here, off the request path). */
   finish(entry: P): StoredLog;
   log: Logger;
+  /** True while the store refuses growing writes (`store.capacity.full`): batches are dropped, counted. */
+  storeFull?: () => boolean;
 }
 
 export interface LogWriter<P> {
@@ -34,6 +38,7 @@ export interface LogWriter<P> {
 export function createLogWriter<P>(db: LogDb, options: LogWriterOptions<P>): LogWriter<P> {
   let queue: P[] = [];
   let closed = false;
+  let full = false;
   const timer = setInterval(() => void flush(), options.flushMs);
   timer.unref();
 
@@ -41,22 +46,32 @@ export function createLogWriter<P>(db: LogDb, options: LogWriterOptions<P>): Log
     if (queue.length === 0) return;
     const batch = queue;
     queue = [];
+    if (options.storeFull?.()) {
+      logStats.dropped += batch.length;
+      // One line when it starts (the count is in the metrics), one when writing resumes.
+      if (!full) options.log.warn('store full: log records are dropped until there is room', { records: batch.length });
+      full = true;
+      return;
+    }
+    if (full) options.log.info('store has room again: log records are written', { dropped: logStats.dropped });
+    full = false;
     // Puts issued in one turn are committed by LMDB as one write transaction.
     const writes: Array<Promise<boolean>> = [];
+    const failures: unknown[] = [];
     for (const entry of batch) {
       try {
         const record = options.finish(entry);
-        writes.push(db.put(record.id, record));
+        writes.push(quietWrite(db.put(record.id, record), (err) => failures.push(err)));
       } catch (err) {
         logStats.dropped++;
         options.log.error('log record could not be built', { err });
       }
     }
-    const results = await Promise.allSettled(writes);
-    const failed = results.filter((r) => r.status === 'rejected');
-    if (failed.length > 0) {
-      logStats.dropped += failed.length;
-      options.log.error('log batch write failed', { records: failed.length, err: (failed[0] as PromiseRejectedResult).reason });
+    const results = await Promise.all(writes);
+    const failed = results.filter((ok) => !ok).length;
+    if (failed > 0) {
+      logStats.dropped += failed;
+      options.log.error('log batch write failed', { records: failed, err: failures[0] });
     }
   }
 

@@ -1,6 +1,6 @@
 /**
  * Gauges read at scrape time rather than kept up to date on the hot path: circuit-breaker
- * states, the log queue's drops, the token-counting pool's queue. A scrape every 15 s costs a
+ * states, the log queue's drops, the store's use of its size limit, the token-counting pool's queue. A scrape every 15 s costs a
  * walk over a few maps; updating them per request would cost every request.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -12,7 +12,7 @@ import { OTHER } from './label-sets.js';
  * than by augmenting `AppServices`: the logging plugin owns that declaration.
  */
 export interface LogStats {
-  /** Records dropped because the log queue was full, since start. */
+  /** Records dropped because the log queue or the store was full, since start. */
   dropped(): number;
   /** Records waiting to be written. */
   queued(): number;
@@ -69,7 +69,7 @@ export function registerLiveGauges(app: GatewayApp, registry: Registry, maxLabel
   // A counter (it only grows) whose value the logging plugin keeps: copied in at each scrape.
   const dropped: Counter = new Counter({
     name: 'gateway_log_dropped_total',
-    help: 'Log records dropped because the log queue was full (0 without the logging plugin).',
+    help: 'Log records dropped because the log queue or the store was full (0 without the logging plugin).',
     registers,
     collect() {
       dropped.reset();
@@ -85,6 +85,22 @@ export function registerLiveGauges(app: GatewayApp, registry: Registry, maxLabel
       queued.reset();
       const stats = logStatsOf(app);
       if (stats !== undefined) queued.set(stats.queued());
+    },
+  });
+  const storeUsed: Gauge = new Gauge({
+    name: 'gateway_store_used_bytes',
+    help: 'Bytes of data in the store, as measured against store.map_size.',
+    registers,
+    collect() {
+      storeUsed.set(app.store.capacity.used());
+    },
+  });
+  const storeFull: Gauge = new Gauge({
+    name: 'gateway_store_full',
+    help: '1 while the store is at its size limit (admin writes answer 503 store_full, log records are dropped), else 0.',
+    registers,
+    collect() {
+      storeFull.set(app.store.capacity.full() ? 1 : 0);
     },
   });
   const tokens = app.tokens;

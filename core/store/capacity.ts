@@ -1,0 +1,125 @@
+/**
+ * The store's size limit (`store.map_size`), enforced by the gateway.
+ *
+ * LMDB's map size is a hard limit (MDB_MAP_FULL) in plain LMDB, but lmdb-js grows the map on
+ * demand (its mdb_page_alloc resizes instead of failing), so a configured size alone bounds
+ * nothing. The gateway therefore measures the data held and refuses the writes that grow the
+ * store once it is near the limit:
+ *
+ *   used = pages of every database tree (branch + leaf + overflow), of the main db and the free list
+ *   full = used ≥ limit − reserve          (reserve: room for deletes and hot-path counters)
+ *
+ * Free pages inside the file are not "used": LMDB reuses them, so records removed by retention or
+ * a DELETE make room again and writes resume. Only what grows the store is refused (admin writes
+ * answer 503 `store_full`, log records are dropped and counted, cache entries are not stored);
+ * counters and deletes, which mostly reuse pages, go on. A real full disk is handled where the
+ * write fails (write-failures.ts).
+ */
+import type { Database, RootDatabase } from 'lmdb';
+import { StoreErrors } from './errors.js';
+
+type Key = string | string[];
+
+export interface StoreCapacity {
+  /** The configured limit in bytes. */
+  readonly limit: number;
+  /** Bytes held by the data, as of the last measurement (at most {@link MEASURE_EVERY_MS} old). */
+  used(): number;
+  /** True when writes that grow the store are refused. */
+  full(): boolean;
+  /**
+   * Throws `store_full` (503) when {@link full}, measuring first when the last measurement is
+   * older than {@link FRESH_MS} (admin writes are rare and may be large: a stale figure would let
+   * a burst of them run far past the limit). Call it outside any write transaction: the admin
+   * route wrapper does, before the handler.
+   */
+  assertRoom(): void;
+  /** Measures now (tests, and after a bulk delete). Never call it inside a write transaction. */
+  measure(): number;
+  /** Stops the measuring timer. */
+  close(): void;
+}
+
+/**
+ * How often the data is measured. One measurement reads the statistics of every open database:
+ * about 1 ms for the default pipeline's ~60 databases (3 ms on a loaded 2-core machine), so once
+ * a second keeps it far from the hot path's p99. It runs on this timer only, never inline: a
+ * write may sit inside another write transaction, where reading statistics is not safe. Between
+ * two measurements the store may pass its limit by what is written meanwhile.
+ */
+export const MEASURE_EVERY_MS = 1000;
+/** How old a measurement {@link StoreCapacity.assertRoom} accepts. */
+const FRESH_MS = 100;
+/** The smallest limit honoured: an empty gateway store already takes a few hundred KB. */
+const MIN_LIMIT = 1024 * 1024;
+
+interface Stats {
+  treeBranchPageCount?: number;
+  treeLeafPageCount?: number;
+  overflowPages?: number;
+  pageSize?: number;
+  free?: Stats;
+}
+
+const pagesOf = (s: Stats | undefined): number => (s ? (s.treeBranchPageCount ?? 0) + (s.treeLeafPageCount ?? 0) + (s.overflowPages ?? 0) : 0);
+
+/**
+ * Measures the databases opened on `root` against `limit` bytes. Every database the process opens
+ * (collections, and plugins' own: logs, cache, analytics) is recorded by wrapping `root.openDB`,
+ * so the gateway never opens one itself to measure it.
+ *
+ * @example
+ *   const capacity = createCapacity(root, 16 * 2 ** 30);
+ *   if (capacity.full()) dropThisLogBatch();
+ */
+export function createCapacity(root: RootDatabase, limit: number): StoreCapacity {
+  const cap = Math.max(MIN_LIMIT, limit);
+  // Room kept free for what is never refused (deletes, counters): 1/32 of the limit, at most 64 MB.
+  const reserve = Math.min(cap / 32, 64 * 1024 * 1024);
+  const opened = new Map<string, Database<unknown, Key>>();
+  const openDB = root.openDB.bind(root) as (...args: unknown[]) => Database<unknown, Key>;
+  (root as unknown as { openDB: (...args: unknown[]) => Database<unknown, Key> }).openDB = function openAndRecord(...args: unknown[]) {
+    const db = openDB(...args);
+    const name = typeof args[0] === 'string' ? args[0] : (args[0] as { name?: unknown } | undefined)?.name;
+    if (typeof name === 'string') opened.set(name, db);
+    return db;
+  };
+  let usedBytes = 0;
+  let measuredAt = -Infinity;
+  let closed = false;
+
+  function measure(): number {
+    if (closed) return usedBytes;
+    const rootStats = root.getStats() as Stats;
+    let pages = pagesOf(rootStats) + pagesOf(rootStats.free) + 2; // + the two meta pages
+    for (const db of opened.values()) pages += pagesOf(db.getStats() as Stats);
+    usedBytes = pages * (rootStats.pageSize ?? 4096);
+    measuredAt = performance.now();
+    return usedBytes;
+  }
+
+  const timer = setInterval(() => {
+    try {
+      measure();
+    } catch {
+      // a closing env: close() ends the timer
+    }
+  }, MEASURE_EVERY_MS);
+  timer.unref();
+
+  const full = (): boolean => usedBytes >= cap - reserve;
+  return {
+    limit: cap,
+    used: () => usedBytes,
+    full,
+    assertRoom() {
+      if (performance.now() - measuredAt > FRESH_MS) measure();
+      if (full()) throw StoreErrors.full();
+    },
+    measure,
+    close() {
+      closed = true;
+      clearInterval(timer);
+    },
+  };
+}
