@@ -60,6 +60,8 @@ export { maskSecrets } from './admin/audit.js';
 export { checkCustomHost } from './upstream/ssrf.js';
 export type { CustomHostPolicy } from './upstream/ssrf.js';
 export { routingConfigSchema, validateRoutingConfig } from './router/config-schema.js';
+export { compileSafeRegex, trySafeRegex, MAX_PATTERN_LENGTH } from './safe-regex.js';
+export type { SafeRegex, SafeRegexOptions } from './safe-regex.js';
 export type { CredentialResolver, ResolvedCredentials } from './router/credentials.js';
 export { targetFromCredentials } from './router/credentials.js';
 export { requestTimeoutHeader, forwardHeadersHeader } from './router/index.js';
