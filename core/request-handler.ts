@@ -90,8 +90,9 @@ async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req:
   } catch (err) {
     const error = toGatewayError(err);
     if (!isGatewayError(err)) ctx.log.error('unexpected error', { requestId: ctx.id, err });
-    // The rest of an oversized or broken body is never read: close the connection instead of draining it.
-    if (error.code === 'body_too_large' || error.code === 'bad_request') out.closeAfterResponse();
+    // The rest of an oversized, broken or too slow body is never read: close the connection (on
+    // HTTP/2, Node resets the stream once the answer is sent) instead of draining it.
+    if (error.code === 'body_too_large' || error.code === 'bad_request' || error.code === 'request_timeout') out.closeAfterResponse();
     if (!out.headersSent) await sendError(rt, ctx, out, error, limit);
     else if (out.writable) {
       ctx.streamError = error;
@@ -103,13 +104,21 @@ async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req:
   await finishRequest(rt, ctx);
 }
 
+/**
+ * What is left of `server.request_timeout` for the body, counted from the start of the request
+ * (for HTTP/2, the stream's start: its headers arrived whole).
+ */
+function bodyDeadline(rt: Runtime, ctx: GatewayContext): number {
+  return rt.config.server.request_timeout - (performance.now() - ctx.timings.start);
+}
+
 /** Reads the body the route needs: every body for pass-through, a validated JSON object for model routes. */
 async function readRequestBody(rt: Runtime, ctx: GatewayContext, req: ClientRequest): Promise<void> {
   const route = ctx.route;
   if (route.kind === 'plugin') {
     const mode = route.route.body ?? (ctx.method === 'GET' || ctx.method === 'DELETE' ? 'none' : 'json');
     if (mode === 'none') return;
-    ctx.rawBody = await readBody(req, rt.config.server.body_limit);
+    ctx.rawBody = await readBody(req, rt.config.server.body_limit, bodyDeadline(rt, ctx));
     if (mode === 'json') {
       if (ctx.rawBody.length === 0) ctx.body = {};
       else {
@@ -120,7 +129,7 @@ async function readRequestBody(rt: Runtime, ctx: GatewayContext, req: ClientRequ
     return;
   }
   if (route.kind === 'model') requireJson(ctx);
-  ctx.rawBody = await readBody(req, rt.config.server.body_limit);
+  ctx.rawBody = await readBody(req, rt.config.server.body_limit, bodyDeadline(rt, ctx));
   if (route.kind !== 'model') return;
   const body = parseJsonObject(ctx.rawBody);
   const invalid = rt.validate(route.name, body);
