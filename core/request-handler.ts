@@ -18,6 +18,8 @@ import { ALL_PLUGINS, sendError, sendReply } from './respond.js';
 import { isJsonContentType, parseJsonObject, readBody, type ClientRequest } from './body-reader.js';
 import { routeRequest } from './router/index.js';
 import { headerValue } from './upstream/headers.js';
+import { checkLookupHeaders } from './validation/lookup-bounds.js';
+import { nonFiniteNumber } from './validation/finite-numbers.js';
 import type { Runtime } from './runtime.js';
 
 export interface HandlerState {
@@ -61,8 +63,10 @@ async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req:
   let limit = ALL_PLUGINS;
   try {
     const route = ctx.route;
-    if (route.kind === 'not_found') throw Errors.routeNotFound(`No route for ${ctx.method} ${ctx.path.slice(0, 200)}.`);
-    if (route.kind === 'method_not_allowed') throw Errors.methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path.slice(0, 200)}.`);
+    if (route.kind === 'not_found') throw Errors.routeNotFound();
+    if (route.kind === 'method_not_allowed') throw Errors.methodNotAllowed();
+    const oversized = checkLookupHeaders(ctx.headers);
+    if (oversized !== null) throw oversized;
     ctx.metadata = parseMetadata(ctx);
 
     let stop: Stop | undefined;
@@ -124,6 +128,9 @@ async function readRequestBody(rt: Runtime, ctx: GatewayContext, req: ClientRequ
       else {
         requireJson(ctx);
         ctx.body = parseJsonObject(ctx.rawBody);
+        // Plugin (admin) bodies are stored: 1e999 must not become an Infinity in the store.
+        const nonFinite = nonFiniteNumber(ctx.body);
+        if (nonFinite !== null) throw nonFinite;
       }
     }
     return;
@@ -165,7 +172,7 @@ function parseMetadata(ctx: GatewayContext): Record<string, string> {
     if (typeof v === 'string') out[key] = v;
     else if (typeof v === 'number' || typeof v === 'boolean') out[key] = String(v);
     else if (v !== null) {
-      throw Errors.invalidHeader(`x-gateway-metadata.${key.slice(0, 64)} must be a string.`, { param: 'x-gateway-metadata' });
+      throw Errors.invalidHeader('x-gateway-metadata values must be strings (numbers and booleans are accepted).', { param: 'x-gateway-metadata' });
     }
   }
   return out;

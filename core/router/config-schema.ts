@@ -27,6 +27,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { compileSafeRegex } from '../safe-regex.js';
+import { nonFiniteNumber } from '../validation/finite-numbers.js';
 import { fromAjvErrors, ValidationErrors } from '../validation/index.js';
 
 /**
@@ -197,6 +198,9 @@ export function validateRoutingConfig(config: unknown, prefix = 'config'): Gatew
   }
   const tooDeep = checkDepth(config as Node, prefix);
   if (tooDeep !== null) return tooDeep;
+  // An inline config's `"weight": 1e999` parses to Infinity, which `type: number` accepts.
+  const nonFinite = nonFiniteNumber(config, prefix);
+  if (nonFinite !== null) return nonFinite;
   const validate = validator();
   if (!validate(config)) return withPrefix(fromAjvErrors(withoutIfErrors(validate.errors), config, routingConfigSchema), prefix);
   return checkRules(config as Node, prefix);
