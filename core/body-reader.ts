@@ -4,6 +4,10 @@
  * The limit is checked twice: against a declared `content-length` before reading a byte (413 at
  * once), and against the running total while reading (chunked uploads, lying clients). Bodies are
  * kept as the bytes received so the router can forward them untouched.
+ *
+ * A deadline bounds how long the client may take to send the body: Node enforces
+ * `server.request_timeout` itself only on cleartext HTTP/1.1 connections, so for HTTP/2 streams
+ * (and HTTP/1.1 over TLS) this is what turns a slow-body client into a 408.
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
@@ -14,7 +18,11 @@ export type ClientRequest = IncomingMessage | Http2ServerRequest;
 
 const EMPTY = Buffer.alloc(0);
 
-export function readBody(req: ClientRequest, limit: number): Promise<Buffer> {
+/**
+ * Reads the whole body, refusing more than `limit` bytes (413) and, when `timeoutMs` is given, a
+ * body still incomplete after that many ms (408 `request_timeout`).
+ */
+export function readBody(req: ClientRequest, limit: number, timeoutMs?: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
     return Promise.reject(Errors.bodyTooLarge(`The request body exceeds the limit of ${limit} bytes.`));
@@ -23,6 +31,14 @@ export function readBody(req: ClientRequest, limit: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            cleanup();
+            req.pause();
+            reject(Errors.requestTimeout());
+          }, Math.max(0, timeoutMs));
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > limit) {
@@ -46,6 +62,7 @@ export function readBody(req: ClientRequest, limit: number): Promise<Buffer> {
       reject(Errors.badRequest('The client closed the connection while sending the body.'));
     };
     function cleanup(): void {
+      clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);

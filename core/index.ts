@@ -65,6 +65,8 @@ export type { HostResolver } from './upstream/connect-guard.js';
 export { checkProviderFields } from './providers/fields.js';
 export { checkConfigUpstreams } from './router/config-upstreams.js';
 export { routingConfigSchema, validateRoutingConfig } from './router/config-schema.js';
+export { compileSafeRegex, trySafeRegex, MAX_PATTERN_LENGTH } from './safe-regex.js';
+export type { SafeRegex, SafeRegexOptions } from './safe-regex.js';
 export type { CredentialResolver, ResolvedCredentials } from './router/credentials.js';
 export { targetFromCredentials } from './router/credentials.js';
 export { requestTimeoutHeader, forwardHeadersHeader } from './router/index.js';

@@ -18,6 +18,8 @@ import { ALL_PLUGINS, sendError, sendReply } from './respond.js';
 import { isJsonContentType, parseJsonObject, readBody, type ClientRequest } from './body-reader.js';
 import { routeRequest } from './router/index.js';
 import { headerValue } from './upstream/headers.js';
+import { checkLookupHeaders } from './validation/lookup-bounds.js';
+import { nonFiniteNumber } from './validation/finite-numbers.js';
 import type { Runtime } from './runtime.js';
 
 export interface HandlerState {
@@ -61,8 +63,10 @@ async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req:
   let limit = ALL_PLUGINS;
   try {
     const route = ctx.route;
-    if (route.kind === 'not_found') throw Errors.routeNotFound(`No route for ${ctx.method} ${ctx.path.slice(0, 200)}.`);
-    if (route.kind === 'method_not_allowed') throw Errors.methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path.slice(0, 200)}.`);
+    if (route.kind === 'not_found') throw Errors.routeNotFound();
+    if (route.kind === 'method_not_allowed') throw Errors.methodNotAllowed();
+    const oversized = checkLookupHeaders(ctx.headers);
+    if (oversized !== null) throw oversized;
     ctx.metadata = parseMetadata(ctx);
 
     let stop: Stop | undefined;
@@ -90,8 +94,9 @@ async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req:
   } catch (err) {
     const error = toGatewayError(err);
     if (!isGatewayError(err)) ctx.log.error('unexpected error', { requestId: ctx.id, err });
-    // The rest of an oversized or broken body is never read: close the connection instead of draining it.
-    if (error.code === 'body_too_large' || error.code === 'bad_request') out.closeAfterResponse();
+    // The rest of an oversized, broken or too slow body is never read: close the connection (on
+    // HTTP/2, Node resets the stream once the answer is sent) instead of draining it.
+    if (error.code === 'body_too_large' || error.code === 'bad_request' || error.code === 'request_timeout') out.closeAfterResponse();
     if (!out.headersSent) await sendError(rt, ctx, out, error, limit);
     else if (out.writable) {
       ctx.streamError = error;
@@ -101,6 +106,14 @@ async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req:
 
   await out.done;
   await finishRequest(rt, ctx);
+}
+
+/**
+ * What is left of `server.request_timeout` for the body, counted from the start of the request
+ * (for HTTP/2, the stream's start: its headers arrived whole).
+ */
+function bodyDeadline(rt: Runtime, ctx: GatewayContext): number {
+  return rt.config.server.request_timeout - (performance.now() - ctx.timings.start);
 }
 
 /** Reads the body the route needs: every body for pass-through, a validated JSON object for model routes. */
@@ -113,18 +126,21 @@ async function readRequestBody(rt: Runtime, ctx: GatewayContext, req: ClientRequ
     // parsed or audited, so a key cannot make the audit trail store megabytes per refused call.
     const server = rt.config.server;
     const limit = route.route.bodyLimit === 'admin' ? Math.min(server.admin_body_limit, server.body_limit) : server.body_limit;
-    ctx.rawBody = await readBody(req, limit);
+    ctx.rawBody = await readBody(req, limit, bodyDeadline(rt, ctx));
     if (mode === 'json') {
       if (ctx.rawBody.length === 0) ctx.body = {};
       else {
         requireJson(ctx);
         ctx.body = parseJsonObject(ctx.rawBody);
+        // Plugin (admin) bodies are stored: 1e999 must not become an Infinity in the store.
+        const nonFinite = nonFiniteNumber(ctx.body);
+        if (nonFinite !== null) throw nonFinite;
       }
     }
     return;
   }
   if (route.kind === 'model') requireJson(ctx);
-  ctx.rawBody = await readBody(req, rt.config.server.body_limit);
+  ctx.rawBody = await readBody(req, rt.config.server.body_limit, bodyDeadline(rt, ctx));
   if (route.kind !== 'model') return;
   const body = parseJsonObject(ctx.rawBody);
   const invalid = rt.validate(route.name, body);
@@ -160,7 +176,7 @@ function parseMetadata(ctx: GatewayContext): Record<string, string> {
     if (typeof v === 'string') out[key] = v;
     else if (typeof v === 'number' || typeof v === 'boolean') out[key] = String(v);
     else if (v !== null) {
-      throw Errors.invalidHeader(`x-gateway-metadata.${key.slice(0, 64)} must be a string.`, { param: 'x-gateway-metadata' });
+      throw Errors.invalidHeader('x-gateway-metadata values must be strings (numbers and booleans are accepted).', { param: 'x-gateway-metadata' });
     }
   }
   return out;

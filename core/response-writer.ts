@@ -7,7 +7,7 @@
  * event streams) or a destroyed connection, never a normal-looking end.
  */
 import type { ServerResponse } from 'node:http';
-import type { Http2ServerResponse } from 'node:http2';
+import { constants as h2, type Http2ServerResponse } from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import type { GatewayContext } from './context.js';
 import type { GatewayError } from './errors.js';
@@ -100,8 +100,22 @@ export class ResponseWriter {
 
   end(chunk?: Buffer | string): void {
     this.stopPings();
+    if (this.#closeAfter && !this.#h1) this.resetUnreadStream();
     if (chunk !== undefined) (this.#res as ServerResponse).end(chunk);
     else this.#res.end();
+  }
+
+  /**
+   * The HTTP/2 form of `connection: close` for a request whose body was left unread (too large,
+   * too slow, broken): once the answer is out, reset the stream with NO_ERROR so the client stops
+   * sending (RFC 9113 §8.1). Without it the stream stays half-open while the client keeps
+   * sending. A stream whose request is complete is left alone.
+   */
+  private resetUnreadStream(): void {
+    const stream = (this.#res as Http2ServerResponse).stream;
+    stream.once('finish', () => {
+      if (!stream.closed && !stream.destroyed && stream.state.remoteClose !== 1) stream.close(h2.NGHTTP2_NO_ERROR);
+    });
   }
 
   /** Sends a whole body with a head (replies, errors, buffered upstream answers). */

@@ -9,6 +9,14 @@
  * `listen()`, so it must be told `emit('listening')`, or Node never starts the connection checks
  * behind `headersTimeout`/`requestTimeout` and a slow client is never answered 408.
  *
+ * Slow clients: on HTTP/1.1, Node answers 408 after `headers_timeout`/`request_timeout`. HTTP/2
+ * streams get the same bounds here: a session must open its first stream within
+ * `headers_timeout`, and every stream must have sent its whole request within `request_timeout`
+ * of its start. The body reader answers 408 through the normal path (logged, with the gateway's
+ * headers); {@link guardStream} is the backstop for a stream nobody is reading: 408 when nothing
+ * was answered yet, else a reset (NGHTTP2_CANCEL). A stream whose request is complete is never
+ * touched, so long streamed responses run as long as they need.
+ *
  * Draining (SIGTERM): stop accepting, answer with `connection: close`, close idle keep-alive
  * connections, send HTTP/2 GOAWAY, wait for requests in flight up to the grace period, then cut
  * what is left.
@@ -43,10 +51,19 @@ export async function listen(config: ServerConfig, handler: Handler, log: Logger
 
   const onSession = (session: http2.Http2Session): void => {
     sessions.add(session);
-    session.once('close', () => sessions.delete(session));
+    // The HTTP/2 form of the headers timeout: a session that has not completed the headers of a
+    // first stream in time (a client dribbling a HEADERS frame byte by byte keeps the idle timer
+    // below alive) is cut.
+    const firstStream = setTimeout(() => session.destroy(), config.headers_timeout);
+    session.once('stream', () => clearTimeout(firstStream));
+    session.once('close', () => {
+      clearTimeout(firstStream);
+      sessions.delete(session);
+    });
     // An idle session is closed gracefully (GOAWAY): open streams finish first.
     session.setTimeout(config.keep_alive_timeout, () => session.close());
   };
+  const onStream = (stream: http2.ServerHttp2Stream): void => guardStream(stream, config.request_timeout + STREAM_BACKSTOP_MARGIN_MS);
 
   let front: net.Server;
   let h1: http.Server | undefined;
@@ -61,6 +78,7 @@ export async function listen(config: ServerConfig, handler: Handler, log: Logger
       handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
     );
     secure.on('session', onSession);
+    secure.on('stream', onStream);
     secure.on('secureConnection', (socket: net.Socket) => track(sockets, socket));
     // HTTP/1.1 over TLS shares this server; bound its idle connections the same way.
     secure.setTimeout(config.keep_alive_timeout);
@@ -81,6 +99,7 @@ export async function listen(config: ServerConfig, handler: Handler, log: Logger
     h1.on('clientError', answerClientError);
     const h2 = http2.createServer({ settings: h2Settings }, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
     h2.on('session', onSession);
+    h2.on('stream', onStream);
     const h1Server = h1;
     front = net.createServer({ noDelay: true }, (socket) => {
       track(sockets, socket);
@@ -118,6 +137,40 @@ export async function listen(config: ServerConfig, handler: Handler, log: Logger
       for (const socket of sockets) socket.destroy();
     },
   };
+}
+
+/**
+ * How much later than `request_timeout` the per-stream backstop fires: the body reader's own 408,
+ * which goes through the pipeline and the logs, must win whenever the body is being read.
+ */
+const STREAM_BACKSTOP_MARGIN_MS = 1000;
+
+/**
+ * Bounds the time an HTTP/2 stream may take to send its whole request. The timer runs from the
+ * stream's start until its request is complete (END_STREAM received, `state.remoteClose`) or the
+ * stream closes; the response side is never bounded here.
+ */
+function guardStream(stream: http2.ServerHttp2Stream, timeoutMs: number): void {
+  if (stream.endAfterHeaders) return; // no body: the request was complete with its headers
+  const timer = setTimeout(() => {
+    if (stream.closed || stream.destroyed || stream.state.remoteClose === 1) return;
+    if (stream.headersSent) {
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+      return;
+    }
+    const error = Errors.requestTimeout();
+    const body = JSON.stringify(error.toJSON());
+    stream.respond({
+      ':status': error.status,
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      'x-gateway-error-source': 'gateway',
+    });
+    // Then reset with NO_ERROR once the answer is out: the client stops sending the rest
+    // (RFC 9113 §8.1, a response before the request is complete).
+    stream.end(body, () => stream.close(http2.constants.NGHTTP2_NO_ERROR));
+  }, timeoutMs);
+  stream.once('close', () => clearTimeout(timer));
 }
 
 function track(sockets: Set<net.Socket>, socket: net.Socket): void {

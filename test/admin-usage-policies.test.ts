@@ -164,8 +164,8 @@ t.test('usage limits policies: usage, entities, resets, update, archive, audit',
   const paged = await call('GET', `/policies/usage-limits/${id}/entities?page_size=1&current_page=1`);
   t.equal(paged.body.total, 2);
   t.equal(paged.body.data.length, 1);
-  t.match((await call('GET', `/policies/usage-limits/${id}/entities?page_size=0`)).body.error, { code: 'value_below_minimum', param: 'page_size' });
-  t.match((await call('GET', `/policies/usage-limits/${id}/entities?page_size=101`)).body.error, { code: 'value_above_maximum', param: 'page_size' });
+  t.match((await call('GET', `/policies/usage-limits/${id}/entities?page_size=-1`)).body.error, { code: 'value_below_minimum', param: 'page_size' });
+  t.match((await call('GET', `/policies/usage-limits/${id}/entities?page_size=501`)).body.error, { code: 'value_above_maximum', param: 'page_size' });
   t.match((await call('GET', `/policies/usage-limits/${id}/entities?status=archived`)).body.error, { code: 'invalid_value', param: 'status' });
 
   // Entity reset: usage, status and alert flags back to a fresh start.

@@ -50,6 +50,18 @@ function deep(levels: number): Record<string, unknown> {
   return node;
 }
 
+/** A conditional group with one condition whose query is `query`. */
+function conditional(query: Record<string, unknown>): Record<string, unknown> {
+  return { strategy: { mode: 'conditional', conditions: [{ query, then: 'a' }] }, targets: [leaf({ name: 'a' })] };
+}
+
+/** `$and` nested `levels` deep, built in a loop. */
+function deepQuery(levels: number): Record<string, unknown> {
+  let q: Record<string, unknown> = { 'metadata.tier': 'pro' };
+  for (let i = 0; i < levels; i++) q = { $and: [q] };
+  return q;
+}
+
 const invalid: Array<[string, unknown, string, string]> = [
   ['not an object', [leaf()], 'invalid_type', 'config'],
   ['a negative weight in the second target', { strategy: { mode: 'loadbalance' }, targets: [leaf(), leaf({ weight: -1 })] }, 'value_below_minimum', 'config.targets[1].weight'],
@@ -90,6 +102,24 @@ const invalid: Array<[string, unknown, string, string]> = [
   ['two siblings with one name', { targets: [leaf({ name: 'a' }), leaf({ name: 'a' })] }, 'invalid_value', 'config.targets[1].name'],
   ['a loadbalance that can pick nothing', { strategy: { mode: 'loadbalance' }, targets: [leaf({ weight: 0 }), leaf({ weight: 0 })] }, 'invalid_value', 'config.targets'],
   ['a tree nested too deep', deep(MAX_CONFIG_DEPTH + 1), 'invalid_value', `config${'.targets[0]'.repeat(MAX_CONFIG_DEPTH)}.targets`],
+  ['a strategy: null on a leaf (was a 500 TypeError)', leaf({ strategy: null }), 'invalid_type', 'config.strategy'],
+  ['a strategy: null on a group', { strategy: null, targets: [leaf()] }, 'invalid_type', 'config.strategy'],
+  ['a null mode', { strategy: { mode: null }, targets: [leaf()] }, 'invalid_type', 'config.strategy.mode'],
+  ['null targets', { targets: null }, 'invalid_type', 'config.targets'],
+  ['a null target', { targets: [null] }, 'invalid_type', 'config.targets[0]'],
+  ['a null retry', leaf({ retry: null }), 'invalid_type', 'config.retry'],
+  ['a null provider', { provider: null }, 'invalid_type', 'config.provider'],
+  ['null conditions', { strategy: { mode: 'conditional', conditions: null }, targets: [leaf({ name: 'a' })] }, 'invalid_type', 'config.strategy.conditions'],
+  ['a null query', { strategy: { mode: 'conditional', conditions: [{ query: null, then: 'a' }] }, targets: [leaf({ name: 'a' })] }, 'invalid_type', 'config.strategy.conditions[0].query'],
+  ['a $regex with a backreference', conditional({ 'params.model': { $regex: '(a)\\1' } }), 'invalid_value', 'config.strategy.conditions[0].query.params.model.$regex'],
+  ['a $regex with lookahead', conditional({ $or: [{ 'metadata.x': { $regex: '^(?!a)' } }] }), 'invalid_value', 'config.strategy.conditions[0].query.$or[0].metadata.x.$regex'],
+  ['a $regex with lookbehind', conditional({ 'params.model': { $regex: '(?<=a)b' } }), 'invalid_value', 'config.strategy.conditions[0].query.params.model.$regex'],
+  ['a $regex that does not parse', conditional({ 'params.model': { $regex: '([' } }), 'invalid_value', 'config.strategy.conditions[0].query.params.model.$regex'],
+  ['a $regex over 512 characters', conditional({ 'params.model': { $regex: 'a'.repeat(513) } }), 'string_too_long', 'config.strategy.conditions[0].query.params.model.$regex'],
+  ['a $regex that is not a string', conditional({ 'params.model': { $regex: 5 } }), 'invalid_type', 'config.strategy.conditions[0].query.params.model.$regex'],
+  ['a $regex under a non-conditional mode', { strategy: { mode: 'fallback', conditions: [{ query: { x: { $regex: '\\1' } }, then: 'a' }] }, targets: [leaf({ name: 'a' })] }, 'invalid_value', 'config.strategy.conditions[0].query.x.$regex'],
+  ['a query nested too deep', conditional(deepQuery(40)), 'invalid_value', 'config.strategy.conditions[0].query'],
+  ['a $regex under a key that is not a plain path (the key is not echoed)', conditional({ ['<script>'.repeat(20)]: { $regex: '\\1' } }), 'invalid_value', 'config.strategy.conditions[0].query.[key].$regex'],
 ];
 
 for (const [why, config, code, param] of invalid) {
@@ -98,6 +128,12 @@ for (const [why, config, code, param] of invalid) {
   t.match({ status: err?.status, code: err?.code, param: err?.param }, { status: 400, code, param }, `invalid: ${why} → ${code} ${param}`);
   t.ok(err?.message.startsWith('config'), `the message names the path (${err?.message})`);
 }
+
+t.test('linear-time patterns that V8 would backtrack on are accepted', async (t) => {
+  t.equal(validateRoutingConfig(conditional({ 'params.model': { $regex: '^(a+)+$' } })), null);
+  t.equal(validateRoutingConfig(conditional({ 'params.model': { $regex: '(?i)^gpt-4o(-mini)?$' } })), null);
+  t.equal(validateRoutingConfig(conditional({ 'params.model': { $regex: 'a'.repeat(512) } })), null, 'exactly the bound');
+});
 
 t.test('the deepest allowed tree is valid', async (t) => {
   t.equal(validateRoutingConfig(deep(MAX_CONFIG_DEPTH)), null);

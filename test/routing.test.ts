@@ -119,6 +119,34 @@ t.test('routing configs', async (t) => {
     t.equal((none.json.error as Json).code, 'no_matching_route');
   });
 
+  t.test('ReDoS: $regex ^(a+)+$ against a long model name answers at once and routes correctly', async (t) => {
+    // On V8's backtracking engine this pattern took 9.5 s for 28 characters, doubling with each
+    // extra one; 40 would freeze the event loop for hours. RE2 answers in linear time.
+    const config = {
+      strategy: { mode: 'conditional', conditions: [{ query: { 'params.model': { $regex: '^(a+)+$' } }, then: 'evil' }], default: 'fine' },
+      targets: [leaf('evil', '', { name: 'evil' }), leaf('fine', '', { name: 'fine' })],
+    };
+    const miss = await send(config, chat('x', { model: `${'a'.repeat(40)}!` }));
+    t.equal(miss.status, 200);
+    t.same(miss.keys, ['fine'], 'no match: the default target');
+    t.ok(miss.ms < 2000, `answered at once (${miss.ms} ms; a sanity bound, not a benchmark)`);
+    const hit = await send(config, chat('x', { model: 'a'.repeat(40) }));
+    t.same(hit.keys, ['evil'], 'a match still routes by it');
+  });
+
+  t.test('a $regex the linear-time engine refuses is a 400 naming the field', async (t) => {
+    const config = (pattern: string) => ({
+      strategy: { mode: 'conditional', conditions: [{ query: { 'params.model': { $regex: pattern } }, then: 'a' }] },
+      targets: [leaf('a', '', { name: 'a' })],
+    });
+    for (const pattern of ['(a)\\1', '^(?=gpt)', 'x'.repeat(513)]) {
+      const r = await send(config(pattern));
+      t.equal(r.status, 400);
+      t.equal((r.json.error as Json).param, 'config.strategy.conditions[0].query.params.model.$regex');
+      t.same(r.keys, [], 'nothing was called');
+    }
+  });
+
   t.test('nested: fallback over a load balance', async (t) => {
     const failingPool = { strategy: { mode: 'loadbalance' }, targets: [leaf('lb1', 'status=503'), leaf('lb2', 'status=503')] };
     const r = await send({ strategy: { mode: 'fallback' }, targets: [failingPool, leaf('backup')] });

@@ -129,6 +129,34 @@ const rows: Row[] = [
   ok(C, 'tool_choice object', chat({ tool_choice: { type: 'function', function: { name: 'a' } } })),
   bad(C, 'tool_choice unknown mode', chat({ tool_choice: 'always' }), 'invalid_value', 'tool_choice'),
   bad(C, 'tool_choice a number', chat({ tool_choice: 1 }), 'invalid_type', 'tool_choice'),
+  // Regression (issue 11): tool_choice {} and a function without a name used to pass.
+  bad(C, 'tool_choice {}', chat({ tool_choice: {} }), 'missing_required_parameter', 'tool_choice.type'),
+  bad(C, 'tool_choice of an unknown type', chat({ tool_choice: { type: 'retrieval' } }), 'invalid_value', 'tool_choice.type'),
+  bad(C, 'tool_choice function without function', chat({ tool_choice: { type: 'function' } }), 'missing_required_parameter', 'tool_choice.function'),
+  bad(C, 'tool_choice function without a name', chat({ tool_choice: { type: 'function', function: {} } }), 'missing_required_parameter', 'tool_choice.function.name'),
+  bad(C, 'tool_choice function with an empty name', chat({ tool_choice: { type: 'function', function: { name: '' } } }), 'invalid_value', 'tool_choice.function.name'),
+  ok(C, 'tool_choice custom', chat({ tool_choice: { type: 'custom', custom: { name: 'grammar' } } })),
+  ok(C, 'tool_choice allowed_tools', chat({ tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [fn('a')] } } })),
+  ok(C, 'function_call object', chat({ function_call: { name: 'a' } })),
+  bad(C, 'function_call {}', chat({ function_call: {} }), 'missing_required_parameter', 'function_call.name'),
+  // Regression (issue 11): content part types were not checked.
+  ok(C, 'user parts: text, image_url, input_audio, file', chat({ messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }, { type: 'input_audio', input_audio: { data: 'AA', format: 'wav' } }, { type: 'file', file: { file_id: 'f' } }] }] })),
+  ok(C, 'assistant parts: text, refusal', chat({ messages: [msg, { role: 'assistant', content: [{ type: 'text', text: 'x' }, { type: 'refusal', refusal: 'no' }] }] })),
+  ok(C, 'system text part', chat({ messages: [{ role: 'system', content: [{ type: 'text', text: 'x' }] }, msg] })),
+  bad(C, 'a part of an unknown type', chat({ messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image', source: {} }] }] }), 'invalid_value', 'messages[0].content[1].type'),
+  bad(C, 'an image part in a system message', chat({ messages: [{ role: 'system', content: [{ type: 'image_url', image_url: { url: 'x' } }] }, msg] }), 'invalid_value', 'messages[0].content[0].type'),
+  bad(C, 'a refusal part from the user', chat({ messages: [{ role: 'user', content: [{ type: 'refusal', refusal: 'x' }] }] }), 'invalid_value', 'messages[0].content[0].type'),
+  bad(C, 'an image part in a tool message', chat({ messages: [msg, { role: 'tool', tool_call_id: 'c', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }), 'invalid_value', 'messages[1].content[0].type'),
+  bad(C, 'a part without a type', chat({ messages: [{ role: 'user', content: [{ text: 'x' }] }] }), 'missing_required_parameter', 'messages[0].content[0].type'),
+  bad(C, 'a part that is a string', chat({ messages: [{ role: 'user', content: ['x'] }] }), 'invalid_type', 'messages[0].content[0]'),
+  // Regression (issue 11): chat metadata was not bounded.
+  ok(C, 'metadata 16 pairs', chat({ metadata: Object.fromEntries(many(16, (i) => [`k${i}`, 'v'])) })),
+  ok(C, 'metadata null', chat({ metadata: null })),
+  bad(C, 'metadata 17 pairs', chat({ metadata: Object.fromEntries(many(17, (i) => [`k${i}`, 'v'])) }), 'too_many_properties', 'metadata'),
+  bad(C, 'metadata key of 65', chat({ metadata: { ['k'.repeat(65)]: 'v' } }), 'string_too_long', 'metadata'),
+  bad(C, 'metadata value of 513', chat({ metadata: { some_key: 'v'.repeat(513) } }), 'string_too_long', 'metadata.some_key'),
+  bad(C, 'metadata value not a string', chat({ metadata: { some_key: 1 } }), 'invalid_type', 'metadata.some_key'),
+  bad(C, 'metadata an array', chat({ metadata: ['x'] }), 'invalid_type', 'metadata'),
   ok(C, '1 function', chat({ functions: [{ name: 'a' }] })),
   ok(C, '128 functions', chat({ functions: many(128, (i) => ({ name: `f${i}` })) })),
   bad(C, '0 functions', chat({ functions: [] }), 'too_few_items', 'functions'),
@@ -271,6 +299,8 @@ t.test('messages are human sentences naming the field and bound', async (t) => {
     'input must be a string, an array of strings, an array of integers, or an array of integer arrays.',
   );
   t.match(validate('chat.completions', chat({ messages: [{ role: 'robot' }] }))?.message, /^messages\[0\]\.role must be one of "system"/);
+  t.match(validate('chat.completions', chat({ tool_choice: 'always' }))?.message, /^tool_choice must be one of "none"/, 'the real error, not the if/then summary');
+  t.match(validate('chat.completions', chat({ messages: [{ role: 'user', content: [{ type: 'image' }] }] }))?.message, /^messages\[0\]\.content\[0\]\.type must be one of "text", "image_url"/);
 });
 
 t.test('large client values are never echoed', async (t) => {

@@ -29,6 +29,8 @@ import type { Store } from '../store/store.js';
 import type { Workspace } from '../store/records.js';
 import { reply } from '../reply.js';
 import { fromAjvErrors } from '../validation/index.js';
+import { checkLookup } from '../validation/lookup-bounds.js';
+import { nonFiniteNumber } from '../validation/finite-numbers.js';
 import { AdminErrors } from './errors.js';
 import { buildAuditRecord, recordAudit } from './audit.js';
 import { withCompanion } from '../store/companion.js';
@@ -179,10 +181,18 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
         try {
           // Inside the try: a refused write (403, 400) is audited too; that is what auditors look for.
           if (principal !== undefined && !def.public) authorize(principal, def);
+          // Path ids are looked up in the store: an oversized one is a 400, not an LMDB error.
+          for (const name in params) {
+            const err = checkLookup(params[name], name);
+            if (err !== null) throw err;
+          }
           if (validateQuery && !validateQuery(query)) throw fromAjvErrors(validateQuery.errors, query, def.query!);
+          // Coercion turns `?x=1e999` into Infinity, which `type: number` accepts.
+          const nonFinite = validateQuery ? nonFiniteNumber(query) : null;
+          if (nonFinite !== null) throw nonFinite;
           if (validateBody && !validateBody(body)) throw fromAjvErrors(validateBody.errors, body, def.body!);
           if (def.level === 'workspace' && principal !== undefined) {
-            workspace = targetWorkspace(store, principal, (body.workspace_id ?? query.workspace_id) as string | undefined, def.workspaceDefault ?? 'default');
+            workspace = targetWorkspace(store, principal, body.workspace_id ?? query.workspace_id, def.workspaceDefault ?? 'default');
           }
           const input = { ctx, params, query: query as never, body: body as never, principal: principal!, workspace, store };
           let result: unknown;
@@ -225,7 +235,14 @@ export function authorize(principal: Principal, def: Pick<AdminRouteDef, 'level'
   }
 }
 
-function targetWorkspace(store: Store, principal: Principal, requested: string | undefined, mode: 'default' | 'all'): Workspace | null {
+function targetWorkspace(store: Store, principal: Principal, workspaceRef: unknown, mode: 'default' | 'all'): Workspace | null {
+  let requested: string | undefined;
+  if (workspaceRef !== undefined && workspaceRef !== null) {
+    // Routes without a schema for it still read `workspace_id`: its type and length are checked here.
+    const err = checkLookup(workspaceRef, 'workspace_id');
+    if (err !== null) throw err;
+    requested = workspaceRef as string;
+  }
   if (principal.workspace_id !== null) {
     const own = store.c.workspaces.get(principal.workspace_id);
     if (own === undefined) throw AdminErrors.unauthenticated();
@@ -236,7 +253,7 @@ function targetWorkspace(store: Store, principal: Principal, requested: string |
   }
   if (requested !== undefined) {
     const ws = findWorkspace(store, requested);
-    if (ws === undefined) throw AdminErrors.notFound(`Workspace "${requested.slice(0, 64)}" does not exist.`, 'workspace_id');
+    if (ws === undefined) throw AdminErrors.notFound('The workspace named by workspace_id does not exist.', 'workspace_id');
     return ws;
   }
   return mode === 'all' ? null : defaultWorkspace(store);

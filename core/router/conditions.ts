@@ -7,8 +7,12 @@
  *
  * Fields are dotted paths into `{metadata, params (the request body), url: {pathname}}`. A bare
  * value means `$eq`. Operators: $eq $ne $gt $gte $lt $lte $in $nin $regex $and $or, at any depth.
- * Regexes are compiled once per query object (queries come from configs, which are reused).
+ * `$regex` runs on the linear-time RE2 engine (core/safe-regex.ts), never on V8's backtracking
+ * one: a caller's pattern must not be able to freeze the event loop. Patterns compile once per
+ * source (queries come from configs, which are reused); configs are checked at parse and save
+ * time, so a pattern RE2 refuses only reaches here from an older saved config, and never matches.
  */
+import { trySafeRegex, type SafeRegex } from '../safe-regex.js';
 
 export interface ConditionInput {
   metadata: Record<string, string>;
@@ -16,16 +20,12 @@ export interface ConditionInput {
   url: { pathname: string };
 }
 
-const regexCache = new Map<string, RegExp | null>();
+const regexCache = new Map<string, SafeRegex | null>();
 
-function regex(source: string): RegExp | null {
+function regex(source: string): SafeRegex | null {
   let re = regexCache.get(source);
   if (re === undefined) {
-    try {
-      re = new RegExp(source);
-    } catch {
-      re = null; // an invalid pattern never matches (configs are validated; this is defence)
-    }
+    re = trySafeRegex(source); // null: an invalid pattern never matches (configs are validated; this is defence)
     if (regexCache.size > 1000) regexCache.clear();
     regexCache.set(source, re);
   }

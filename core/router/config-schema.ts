@@ -25,7 +25,9 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { GatewayError } from '../errors.js';
+import { GatewayError, isGatewayError } from '../errors.js';
+import { compileSafeRegex } from '../safe-regex.js';
+import { nonFiniteNumber } from '../validation/finite-numbers.js';
 import { fromAjvErrors, ValidationErrors } from '../validation/index.js';
 
 /**
@@ -37,6 +39,11 @@ import { fromAjvErrors, ValidationErrors } from '../validation/index.js';
 export const MAX_CONFIG_DEPTH = 4;
 /** Children of one group: far more than any sensible fallback chain or pool. */
 export const MAX_TARGETS = 100;
+/**
+ * Deepest nesting inside one conditional-routing query (`$and`/`$or` and operand values count):
+ * the matcher walks queries recursively on every request, so a hostile depth is refused here.
+ */
+export const MAX_QUERY_DEPTH = 16;
 
 const statusCode = { type: 'integer', minimum: 100, maximum: 599 };
 const statusCodes = { type: 'array', items: statusCode, maxItems: 100 };
@@ -153,6 +160,9 @@ export const routingConfigSchema = {
         provider: { type: 'string', minLength: 1, maxLength: 255, description: 'Provider id, e.g. openai.' },
         api_key: { type: 'string', minLength: 1, maxLength: 8192, description: 'Provider key; sealed at rest, masked in reads.' },
         virtual_key: { type: 'string', minLength: 1, maxLength: 255, description: 'Slug of a virtual key of the same workspace.' },
+        // Not a leaf field: typed here so a stray `strategy: null` is a 400 naming it (the rules
+        // then ask for the targets a strategy needs) rather than a TypeError in those rules.
+        strategy,
         ...shared,
         ...providerFields,
       },
@@ -188,6 +198,9 @@ export function validateRoutingConfig(config: unknown, prefix = 'config'): Gatew
   }
   const tooDeep = checkDepth(config as Node, prefix);
   if (tooDeep !== null) return tooDeep;
+  // An inline config's `"weight": 1e999` parses to Infinity, which `type: number` accepts.
+  const nonFinite = nonFiniteNumber(config, prefix);
+  if (nonFinite !== null) return nonFinite;
   const validate = validator();
   if (!validate(config)) return withPrefix(fromAjvErrors(withoutIfErrors(validate.errors), config, routingConfigSchema), prefix);
   return checkRules(config as Node, prefix);
@@ -234,7 +247,7 @@ function checkRules(node: Node, path: string): GatewayError | null {
     // Leaves are open, so a group-only field can reach one; with nothing to pick from it means
     // the targets were forgotten.
     if (strategy !== undefined) {
-      return ValidationErrors.missingRequiredParameter(`${path}.targets is required with a strategy (${strategy.mode}).`, { param: `${path}.targets` });
+      return ValidationErrors.missingRequiredParameter(`${path}.targets is required with a strategy.`, { param: `${path}.targets` });
     }
     if (node.provider === undefined && node.virtual_key === undefined) {
       return ValidationErrors.missingRequiredParameter(`${path} needs targets, a provider or a virtual_key.`, { param: `${path}.provider` });
@@ -252,6 +265,13 @@ function checkRules(node: Node, path: string): GatewayError | null {
       });
     }
     names.add(name);
+  }
+
+  // Queries are checked wherever they appear, so a pattern saved under another mode cannot turn
+  // into a problem when the mode is later switched to conditional.
+  for (const [i, condition] of (strategy?.conditions ?? []).entries()) {
+    const badQuery = checkQuery((condition as { query?: unknown }).query, `${path}.strategy.conditions[${i}].query`);
+    if (badQuery !== null) return badQuery;
   }
 
   if (strategy?.mode === 'conditional') {
@@ -280,6 +300,45 @@ function checkRules(node: Node, path: string): GatewayError | null {
   for (const [i, child] of targets.entries()) {
     const err = checkRules(child, `${path}.targets[${i}]`);
     if (err !== null) return err;
+  }
+  return null;
+}
+
+/** A query key in a `param`: shown when it is a plain field path, else elided (it is caller input). */
+function keySegment(key: string): string {
+  return /^[A-Za-z0-9_.$-]{1,64}$/.test(key) ? key : '[key]';
+}
+
+/**
+ * A conditional-routing query: bounded depth (iteratively, before the recursive matcher ever sees
+ * it), and every `$regex` a string that the linear-time engine compiles (see core/safe-regex.ts).
+ */
+function checkQuery(query: unknown, path: string): GatewayError | null {
+  const stack: Array<{ value: unknown; depth: number; path: string }> = [{ value: query, depth: 0, path }];
+  while (stack.length > 0) {
+    const { value, depth, path: at } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > MAX_QUERY_DEPTH) {
+      return ValidationErrors.invalidValue(`${path} nests deeper than ${MAX_QUERY_DEPTH} levels.`, { param: path });
+    }
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => stack.push({ value: item, depth: depth + 1, path: `${at}[${i}]` }));
+      continue;
+    }
+    for (const [key, operand] of Object.entries(value as Record<string, unknown>)) {
+      const here = `${at}.${keySegment(key)}`;
+      if (key === '$regex') {
+        if (typeof operand !== 'string') return ValidationErrors.invalidType(`${here} must be a string.`, { param: here });
+        try {
+          compileSafeRegex(operand, { param: here });
+        } catch (err) {
+          if (isGatewayError(err)) return err as GatewayError;
+          throw err;
+        }
+        continue;
+      }
+      stack.push({ value: operand, depth: depth + 1, path: here });
+    }
   }
   return null;
 }

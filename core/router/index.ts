@@ -72,7 +72,7 @@ export function directTarget(rt: Runtime, ctx: GatewayContext): Target {
   // A custom host alone means an OpenAI-compatible server (vLLM, Ollama, LM Studio, …).
   const id = provider ?? 'openai';
   if (rt.providers.get(id) === undefined) {
-    throw Errors.unknownProvider(`Unknown provider "${id.slice(0, 64)}".`, { param: 'x-gateway-provider' });
+    throw Errors.unknownProvider('x-gateway-provider names no known provider.', { param: 'x-gateway-provider' });
   }
   const target: Target = { provider: id };
   if (customHost !== undefined) {

@@ -40,7 +40,7 @@ export function lazyCredentials(app: GatewayApp): () => CredentialResolver {
 /** A virtual key's target, or the 4xx that says why not. */
 export function virtualKeyTarget(credentials: CredentialResolver, slug: string, workspaceId: string, param: string): Target {
   const creds = credentials.virtualKey(slug, workspaceId);
-  if (creds === undefined) throw VirtualKeyErrors.unknown(`The virtual key "${slug.slice(0, 64)}" does not exist in this workspace.`, { param });
+  if (creds === undefined) throw VirtualKeyErrors.unknown(`The virtual key named by ${param} does not exist in this workspace.`, { param });
   if (creds.status === 'expired') throw VirtualKeyErrors.expired(undefined, { param });
   if (creds.status === 'exhausted') throw VirtualKeyErrors.exhausted(undefined, { param });
   return targetFromCredentials(creds, `virtual-key:${slug}`);
@@ -50,8 +50,8 @@ export function virtualKeyTarget(credentials: CredentialResolver, slug: string, 
 export function slugTarget(credentials: CredentialResolver, slug: string, workspaceId: string): Target | undefined {
   const creds = credentials.provider(slug, workspaceId);
   if (creds !== undefined) {
-    if (creds.status === 'expired') throw VirtualKeyErrors.expired(`The provider "${slug.slice(0, 64)}" has expired.`, { param: 'model' });
-    if (creds.status === 'exhausted') throw VirtualKeyErrors.exhausted(`The provider "${slug.slice(0, 64)}" has used up its budget.`, { param: 'model' });
+    if (creds.status === 'expired') throw VirtualKeyErrors.expired('The provider named by model has expired.', { param: 'model' });
+    if (creds.status === 'exhausted') throw VirtualKeyErrors.exhausted('The provider named by model has used up its budget.', { param: 'model' });
     return targetFromCredentials(creds, `provider:${slug}`);
   }
   return credentials.virtualKey(slug, workspaceId) === undefined ? undefined : virtualKeyTarget(credentials, slug, workspaceId, 'model');

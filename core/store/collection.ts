@@ -55,6 +55,19 @@ type Key = string | Array<string>;
 /** How long a version read is reused (see `version()`). */
 const VERSION_REUSE_MS = 1;
 
+/**
+ * Longest lookup key, in UTF-8 bytes, that reaches LMDB (its limit is 1978 bytes, less the
+ * encoding and a composite index key's id). Callers bound ids far below this (MAX_ID_LENGTH);
+ * this is the defence behind them: a longer key cannot exist, so it is simply not found, never
+ * an LMDB error surfacing as a 500.
+ */
+const MAX_KEY_BYTES = 1024;
+
+/** True when `key` could not be a stored key (checked cheaply: most keys are short ASCII). */
+function oversized(key: string): boolean {
+  return key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES;
+}
+
 export class Collection<T extends { id: string }> {
   readonly name: string;
   readonly #root: RootDatabase;
@@ -77,12 +90,14 @@ export class Collection<T extends { id: string }> {
   }
 
   get(id: string): T | undefined {
+    if (typeof id !== 'string' || oversized(id)) return undefined;
     return this.#db.get(id);
   }
 
   /** The record whose unique index `index` has `value`. */
   getBy(index: string, value: string): T | undefined {
     const idx = this.#index(index);
+    if (typeof value !== 'string' || oversized(value)) return undefined;
     if (idx.def.unique) {
       const id = idx.db.get([value]) as string | undefined;
       return id === undefined ? undefined : this.#db.get(id);
@@ -158,6 +173,7 @@ export class Collection<T extends { id: string }> {
     };
     if (options.index !== undefined && options.value !== undefined) {
       const idx = this.#index(options.index);
+      if (oversized(options.value)) return { total, items };
       if (idx.def.unique) take(this.getBy(options.index, options.value));
       else {
         const range = idx.db.getRange({ start: [options.value], end: [options.value, '\uffff'], reverse: false });
@@ -188,9 +204,10 @@ export class Collection<T extends { id: string }> {
    * one (or throws to abort with nothing written). Concurrent updates serialize; none is lost.
    */
   update(id: string, change: (current: T) => T): T {
+    if (oversized(id)) throw StoreErrors.notFound(`The ${this.name} record does not exist.`);
     return this.#write(() => {
       const current = this.#db.get(id);
-      if (current === undefined) throw StoreErrors.notFound(`${this.name} ${id} does not exist.`);
+      if (current === undefined) throw StoreErrors.notFound(`The ${this.name} record does not exist.`);
       const next = change(structuredClone(current));
       if (next.id !== id) throw StoreErrors.conflict('A record id cannot change.');
       this.#writeIndexes(current, next);
@@ -251,6 +268,7 @@ export class Collection<T extends { id: string }> {
 
   /** Removes a record and its index entries; false when it did not exist. */
   delete(id: string): boolean {
+    if (oversized(id)) return false;
     return this.#write(() => {
       const current = this.#db.get(id);
       if (current === undefined) return false;
@@ -294,7 +312,8 @@ export class Collection<T extends { id: string }> {
         if (idx.def.unique) {
           const owner = idx.db.get([v]);
           if (owner !== undefined && owner !== after!.id) {
-            throw StoreErrors.conflict(`${this.name}.${idx.name} "${v}" is already taken.`, idx.name);
+            // The value is the caller's: the message names the field only.
+            throw StoreErrors.conflict(`This ${idx.name} is already taken in ${this.name}.`, idx.name);
           }
           idx.db.putSync([v], after!.id);
         } else idx.db.putSync([v, after!.id], 1);

@@ -54,4 +54,14 @@ export function slugify(name: string, suffix = true): string {
   return suffix ? `${base || 'item'}-${tail}` : base || `item-${tail}`;
 }
 
+/**
+ * Longest id, slug or name a caller may use to look something up (path ids, `workspace_id`,
+ * `x-gateway-virtual-key`, a saved config's slug). Every stored id and slug is far shorter; the
+ * bound turns an oversized lookup into a 400 before it reaches the store, whose keys are limited
+ * (LMDB: about 1978 bytes).
+ */
+export const MAX_ID_LENGTH = 255;
+/** Longest raw credential header (`x-gateway-api-key`): keys are short, signed JWTs can reach a few KB. */
+export const MAX_RAW_KEY_LENGTH = 8192;
+
 export const nowIso = (): string => new Date().toISOString();

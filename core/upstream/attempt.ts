@@ -82,7 +82,7 @@ export async function runAttempt(
 ): Promise<AttemptResult> {
   const adapter = rt.providers.get(target.provider);
   if (adapter === undefined) {
-    return { kind: 'failed', error: Errors.unknownProvider(`Unknown provider "${target.provider}".`, { param: 'x-gateway-provider' }) };
+    return { kind: 'failed', error: Errors.unknownProvider('The provider named for this target is not a known provider.', { param: 'x-gateway-provider' }) };
   }
   const route = ctx.route.kind === 'model' ? ctx.route.name : undefined;
   const strict = headerValue(ctx.headers, 'x-gateway-strict-provider-compliance') !== 'false';
@@ -102,13 +102,13 @@ export async function runAttempt(
     callRoute = 'chat.completions';
   }
   if (callRoute !== undefined && !native && adapter.routes !== undefined && !adapter.routes.has(callRoute)) {
-    return { kind: 'failed', error: Errors.unsupportedRoute(`Provider "${adapter.id}" does not serve ${ctx.path}.`) };
+    return { kind: 'failed', error: Errors.unsupportedRoute(`Provider "${adapter.id}" does not serve this route.`) };
   }
   const upstreamPath = ingress !== undefined ? '/chat/completions' : ctx.route.kind === 'model' || ctx.route.kind === 'passthrough' ? ctx.route.upstreamPath : ctx.path;
   // A dialect translates model-route calls; pass-through and native routes reach the provider's own API untouched.
   const translator = callRoute !== undefined && !native ? adapter.translate : undefined;
   if (translator !== undefined && !translator.routes.has(callRoute!)) {
-    return { kind: 'failed', error: Errors.unsupportedRoute(`Provider "${adapter.id}" does not serve ${ctx.path}.`) };
+    return { kind: 'failed', error: Errors.unsupportedRoute(`Provider "${adapter.id}" does not serve this route.`) };
   }
   let translation: Translation | undefined;
   let url: URL;

@@ -46,6 +46,64 @@ export function toolChoiceSchema(modes: readonly string[]): SchemaObject {
 
 const MESSAGE_ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] as const;
 
+/**
+ * `metadata`: at most 16 pairs, keys up to 64 characters, string values up to 512 characters (the
+ * spec's bound for Responses metadata; chat completions take the same object).
+ */
+export const metadataSchema: SchemaObject = {
+  type: ['object', 'null'],
+  maxProperties: 16,
+  propertyNames: { maxLength: 64 },
+  additionalProperties: { type: 'string', maxLength: 512 },
+};
+
+/** A content part whose `type` is one of `types` (other fields are the provider's to check). */
+function contentParts(types: readonly string[]): SchemaObject {
+  return { items: { type: 'object', required: ['type'], properties: { type: { type: 'string', enum: types } } } };
+}
+
+/**
+ * The content part types each role may send (OpenAI's chat API): a typo or a part of another
+ * API's shape (`{"type": "image"}`) is a 400 naming the part, not a silent drop by a translator.
+ */
+const PARTS_BY_ROLE: ReadonlyArray<[roles: readonly string[], types: readonly string[]]> = [
+  [['user'], ['text', 'image_url', 'input_audio', 'file']],
+  [['assistant'], ['text', 'refusal']],
+  [['system', 'developer', 'tool', 'function'], ['text']],
+];
+
+/**
+ * `tool_choice` for chat: a mode, or an object selecting a tool: `{type: "function", function:
+ * {name}}` (also `custom` with `custom.name`, and `allowed_tools`). `{}` or a function without a
+ * name is a 400.
+ */
+const chatToolChoiceSchema: SchemaObject = {
+  type: ['string', 'object'],
+  if: { type: 'string' },
+  then: { enum: ['none', 'auto', 'required'] },
+  else: {
+    required: ['type'],
+    properties: { type: { type: 'string', enum: ['function', 'custom', 'allowed_tools'] } },
+    allOf: [
+      namedChoice('function'),
+      namedChoice('custom'),
+      { if: { properties: { type: { const: 'allowed_tools' } }, required: ['type'] }, then: { required: ['allowed_tools'], properties: { allowed_tools: { type: 'object' } } } },
+    ],
+  },
+};
+
+/** `{type: kind, [kind]: {name}}` with a non-empty name. */
+function namedChoice(kind: string): SchemaObject {
+  return {
+    // `required` too: without it an object lacking `type` would match the `if` vacuously.
+    if: { properties: { type: { const: kind } }, required: ['type'] },
+    then: {
+      required: [kind],
+      properties: { [kind]: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1 } } } },
+    },
+  };
+}
+
 export const chatCompletionsSchema: SchemaObject = {
   type: 'object',
   required: ['model', 'messages'],
@@ -59,11 +117,16 @@ export const chatCompletionsSchema: SchemaObject = {
         required: ['role'],
         properties: {
           role: { type: 'string', enum: MESSAGE_ROLES },
-          // Content shapes differ per role and per provider; only the outer kind is checked.
+          // A string, or parts whose type the role allows (checked below); null for tool calls.
           content: { type: ['string', 'array', 'null'] },
         },
+        allOf: PARTS_BY_ROLE.map(([roles, types]) => ({
+          if: { properties: { role: { enum: roles } }, required: ['role'] },
+          then: { properties: { content: contentParts(types) } },
+        })),
       },
     },
+    metadata: metadataSchema,
     max_completion_tokens: { type: ['integer', 'null'], minimum: 0 },
     logprobs: { type: ['boolean', 'null'] },
     top_logprobs: { type: ['integer', 'null'], minimum: 0, maximum: 20 },
@@ -83,7 +146,7 @@ export const chatCompletionsSchema: SchemaObject = {
         },
       },
     },
-    tool_choice: toolChoiceSchema(['none', 'auto', 'required']),
+    tool_choice: chatToolChoiceSchema,
     parallel_tool_calls: { type: 'boolean' },
     response_format: { type: 'object' },
     // Deprecated by tools, still accepted: 1 to 128 function definitions.
@@ -93,7 +156,13 @@ export const chatCompletionsSchema: SchemaObject = {
       maxItems: 128,
       items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
     },
-    function_call: toolChoiceSchema(['none', 'auto']),
+    // Deprecated by tool_choice: a mode, or `{name}` naming one of `functions`.
+    function_call: {
+      type: ['string', 'object'],
+      if: { type: 'string' },
+      then: { enum: ['none', 'auto'] },
+      else: { required: ['name'], properties: { name: { type: 'string', minLength: 1 } } },
+    },
   },
 };
 

@@ -94,6 +94,10 @@ export function fromAjvErrors(
   body: unknown,
   schema: SchemaObject,
 ): GatewayError {
+  // A failure under `then`/`else` is reported twice: the real error, then an `if` summary ("must
+  // match then schema") that names only the enclosing object. The summaries go.
+  const real = errors?.filter((e) => e.keyword !== 'if');
+  if (real && real.length > 0) errors = real;
   if (!errors || errors.length === 0) return ValidationErrors.invalidValue('The request body is invalid.');
   let err = errors[errors.length - 1] as ErrorObject;
   // propertyNames records the inner failure (with the offending key) first, then a summary.

@@ -1,7 +1,7 @@
 /** Body schema for POST /responses. No cross-field rules. */
 
 import type { SchemaObject } from 'ajv';
-import { toolChoiceSchema } from './chat-completions.js';
+import { metadataSchema, toolChoiceSchema } from './chat-completions.js';
 
 export const responsesSchema: SchemaObject = {
   type: 'object',
@@ -12,12 +12,7 @@ export const responsesSchema: SchemaObject = {
     // Input items have many kinds (messages, tool outputs, files); only the outer kind is checked.
     input: { type: ['string', 'array'] },
     // Spec: at most 16 pairs, keys up to 64 characters, string values up to 512 characters.
-    metadata: {
-      type: ['object', 'null'],
-      maxProperties: 16,
-      propertyNames: { maxLength: 64 },
-      additionalProperties: { type: 'string', maxLength: 512 },
-    },
+    metadata: metadataSchema,
     temperature: { type: ['number', 'null'], minimum: 0, maximum: 2 },
     top_p: { type: ['number', 'null'], minimum: 0, maximum: 1 },
     max_output_tokens: { type: ['integer', 'null'], minimum: 1 },

@@ -37,9 +37,9 @@ const resource = 'api_key';
 /** The user a workspace-user key acts for: when named, an existing member of the key's workspace. */
 function boundUser(store: Store, workspaceId: string, userId: string | undefined): string | null {
   if (userId === undefined) return null;
-  if (store.c.users.get(userId) === undefined) throw AdminErrors.notFound(`User "${userId}" does not exist.`, 'user_id');
+  if (store.c.users.get(userId) === undefined) throw AdminErrors.notFound('The user named by user_id does not exist.', 'user_id');
   if (store.c.members.get(`${workspaceId}:${userId}`) === undefined) {
-    throw AdminErrors.invalid(`User "${userId}" is not a member of this workspace.`, 'user_id');
+    throw AdminErrors.invalid('The user named by user_id is not a member of this workspace.', 'user_id');
   }
   return userId;
 }

@@ -25,7 +25,7 @@ export function checkFields(store: Store, body: KeyFieldsBody, workspaceId: stri
   if (typeof configId === 'string') {
     const config = store.c.configs.get(configId) ?? store.c.configs.getBy('slug', configId);
     if (config === undefined || config.status !== 'active' || (workspaceId !== null && config.workspace_id !== workspaceId)) {
-      throw AdminErrors.notFound(`Config "${configId}" does not exist.`, 'defaults.config_id');
+      throw AdminErrors.notFound('The config named by defaults.config_id does not exist.', 'defaults.config_id');
     }
   }
 }

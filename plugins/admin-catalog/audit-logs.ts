@@ -81,7 +81,7 @@ export const auditLogRoutes: AnyAdminRoute[] = [
         user_type: { type: 'string', enum: ['user', 'api_key'] },
         response_status_code: { type: 'integer', minimum: 100, maximum: 599 },
         current_page: S.pagination.current_page,
-        page_size: { type: 'integer', minimum: 0, maximum: 100, default: S.PAGE_SIZE_DEFAULT },
+        page_size: S.pagination.page_size,
       },
     },
     response: S.listOf(auditSchema),

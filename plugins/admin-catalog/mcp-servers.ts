@@ -112,7 +112,7 @@ export function mcpServerRoutes(baseUrl: BaseUrl): AnyAdminRoute[] {
           integration.status !== 'active' ||
           (integration.workspace_id !== null && integration.workspace_id !== workspace!.id)
         ) {
-          throw AdminErrors.notFound(`MCP integration "${body.mcp_integration_id.slice(0, 64)}" does not exist.`, 'mcp_integration_id');
+          throw AdminErrors.notFound('The MCP integration named by mcp_integration_id does not exist.', 'mcp_integration_id');
         }
         const now = nowIso();
         const server: Server = {

@@ -175,7 +175,7 @@ export const pricingRoutes: AnyAdminRoute[] = [
     response: S.empty,
     handler({ params, store }) {
       const { provider, model } = checkModelRef(params);
-      if (!store.c.pricing.delete(`${provider}/${model}`)) throw AdminErrors.notFound(`There is no pricing override for ${provider}/${model.slice(0, 128)}.`);
+      if (!store.c.pricing.delete(`${provider}/${model}`)) throw AdminErrors.notFound('There is no pricing override for this provider and model.');
       return {};
     },
   }),

@@ -38,7 +38,7 @@ const keyScopes = [...Scopes.allowedScopes('workspace-user')];
 
 function findInvite(invites: { get(id: string): Invite | undefined }, id: string): Invite {
   const invite = invites.get(id);
-  if (invite === undefined) throw AdminErrors.notFound(`Invite "${id.slice(0, 64)}" does not exist.`);
+  if (invite === undefined) throw AdminErrors.notFound('The invite does not exist.');
   return invite;
 }
 

@@ -28,7 +28,7 @@ const role = { type: 'string', enum: ['admin', 'member', 'manager'] };
 function findMember(store: Store, workspaceId: string, userId: string): { member: Records.WorkspaceMember; user: Records.User } {
   const member = store.c.members.get(memberId(workspaceId, userId));
   const user = member === undefined ? undefined : store.c.users.get(member.user_id);
-  if (member === undefined || user === undefined) throw AdminErrors.notFound(`User "${userId.slice(0, 64)}" is not a member of this workspace.`);
+  if (member === undefined || user === undefined) throw AdminErrors.notFound('The user is not a member of this workspace.');
   return { member, user };
 }
 
@@ -68,8 +68,8 @@ export const memberRoutes: AnyAdminRoute[] = [
       // Every user is checked before any membership is written.
       const seen = new Set<string>();
       body.users.forEach((u, i) => {
-        if (store.c.users.get(u.id) === undefined) throw AdminErrors.notFound(`User "${u.id}" does not exist.`, `users[${i}].id`);
-        if (seen.has(u.id)) throw AdminErrors.invalid(`User "${u.id}" is listed twice.`, `users[${i}].id`);
+        if (store.c.users.get(u.id) === undefined) throw AdminErrors.notFound(`The user named by users[${i}].id does not exist.`, `users[${i}].id`);
+        if (seen.has(u.id)) throw AdminErrors.invalid(`The user named by users[${i}].id is listed twice.`, `users[${i}].id`);
         seen.add(u.id);
       });
       store.root.transactionSync(() => {

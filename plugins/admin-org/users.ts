@@ -37,7 +37,7 @@ const personName = { type: 'string', maxLength: 255 };
 
 function findUser(users: { get(id: string): User | undefined }, id: string): User {
   const user = users.get(id);
-  if (user === undefined) throw AdminErrors.notFound(`User "${id.slice(0, 64)}" does not exist.`);
+  if (user === undefined) throw AdminErrors.notFound('The user does not exist.');
   return user;
 }
 

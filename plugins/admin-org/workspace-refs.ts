@@ -24,7 +24,7 @@ export function pathWorkspace(store: Store, principal: Principal, idOrSlug: stri
     return own;
   }
   const ws = idOrSlug.length <= MAX_REF ? findWorkspace(store, idOrSlug) : undefined;
-  if (ws === undefined) throw AdminErrors.notFound(`Workspace "${idOrSlug.slice(0, 64)}" does not exist.`);
+  if (ws === undefined) throw AdminErrors.notFound('The workspace does not exist.');
   return ws;
 }
 
@@ -44,8 +44,8 @@ export function resolveGrants(store: Store, refs: ReadonlyArray<{ id: string; ro
     const param = `${field}[${i}].id`;
     const workspace = findWorkspace(store, ref.id);
     // An archived workspace was deleted: nobody joins it any more.
-    if (workspace === undefined || workspace.status !== 'active') throw AdminErrors.notFound(`Workspace "${ref.id}" does not exist.`, param);
-    if (seen.has(workspace.id)) throw AdminErrors.invalid(`Workspace "${ref.id}" is listed twice.`, param);
+    if (workspace === undefined || workspace.status !== 'active') throw AdminErrors.notFound(`The workspace named by ${param} does not exist.`, param);
+    if (seen.has(workspace.id)) throw AdminErrors.invalid(`The workspace named by ${param} is listed twice.`, param);
     seen.add(workspace.id);
     return { workspace, role: ref.role };
   });

@@ -69,7 +69,7 @@ function usageLimits(list: ReadonlyArray<Partial<Records.UsageLimits>>): Records
 function userKeyConfig(store: Store, ws: Workspace, ref: string): string {
   const config = store.c.configs.get(ref) ?? store.c.configs.getBy('slug', ref);
   if (config === undefined || config.workspace_id !== ws.id || config.status !== 'active') {
-    throw AdminErrors.notFound(`Config "${ref}" does not exist in this workspace.`, 'defaults.user_api_key_config');
+    throw AdminErrors.notFound('The config named by defaults.user_api_key_config does not exist in this workspace.', 'defaults.user_api_key_config');
   }
   return config.id;
 }

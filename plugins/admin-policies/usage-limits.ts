@@ -63,7 +63,7 @@ export function nextUsageResetAt(periodic: PeriodicReset, now = new Date()): str
 /** An alert at or above the limit would never fire before the budget is gone. */
 function checkThreshold(creditLimit: number, alertThreshold: number | null): void {
   if (alertThreshold !== null && alertThreshold >= creditLimit) {
-    throw AdminErrors.invalid(`alert_threshold (${alertThreshold}) must be less than credit_limit (${creditLimit}).`, 'alert_threshold');
+    throw AdminErrors.invalid('alert_threshold must be less than credit_limit.', 'alert_threshold');
   }
 }
 
@@ -254,7 +254,7 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
       assertVisible(principal, store.c.usageLimitPolicies.get(id), notFound);
       const entityId = body.reset_usage_for_value === undefined ? undefined : `${id}:${body.reset_usage_for_value}`;
       if (entityId !== undefined && store.c.policyUsage.get(entityId) === undefined) {
-        throw AdminErrors.notFound(`No usage is recorded for "${body.reset_usage_for_value!.slice(0, 64)}" under this policy.`, 'reset_usage_for_value');
+        throw AdminErrors.notFound('No usage is recorded for reset_usage_for_value under this policy.', 'reset_usage_for_value');
       }
       // One transaction for the policy and the entity: a rejected threshold leaves the usage as it was.
       store.root.transactionSync(() => {
@@ -308,7 +308,7 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
         status: { type: 'string', enum: ['active', 'exhausted'] },
         search: { type: 'string', maxLength: 255 },
         current_page: S.pagination.current_page,
-        page_size: { type: 'integer', minimum: 1, maximum: 100, default: S.PAGE_SIZE_DEFAULT },
+        page_size: S.pagination.page_size,
       },
     },
     response: S.listOf(entitySchema),

@@ -6,5 +6,5 @@
 import { AdminErrors } from '../../core/index.js';
 
 export function assertSlugFree(other: { slug: string } | undefined, slug: string): void {
-  if (other !== undefined) throw AdminErrors.conflict(`The slug "${slug.slice(0, 64)}" is already taken by a provider or virtual key.`, 'slug');
+  if (other !== undefined) throw AdminErrors.conflict('The slug is already taken by a provider or virtual key.', 'slug');
 }

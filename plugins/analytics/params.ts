@@ -69,7 +69,7 @@ function metadataFilter(text: string | undefined): Array<[string, string]> | und
   }
   const pairs: Array<[string, string]> = [];
   for (const [k, v] of Object.entries(parsed)) {
-    if (typeof v !== 'string') throw AnalyticsErrors.invalidFilter(`metadata.${k.slice(0, 64)} must be a string.`, { param: 'metadata' });
+    if (typeof v !== 'string') throw AnalyticsErrors.invalidFilter('metadata values must be strings.', { param: 'metadata' });
     // Users are counted inside buckets, not as a dimension: their requests cannot be told apart
     // from the rest of a bucket's latency, tokens and errors.
     if (k === USER_METADATA_KEY) {
@@ -116,7 +116,7 @@ function workspacesOf(input: AdminInput<never, CommonParams>): string[] | null {
   if (workspace !== null) return [workspace.id];
   if (slug === undefined) return null;
   const named = findWorkspace(store, slug);
-  if (named === undefined) throw AdminErrors.notFound(`Workspace "${slug.slice(0, 64)}" does not exist.`, 'workspace_slug');
+  if (named === undefined) throw AdminErrors.notFound('The workspace named by workspace_slug does not exist.', 'workspace_slug');
   return [named.id];
 }
 

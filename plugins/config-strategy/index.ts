@@ -43,7 +43,7 @@ export default definePlugin<ConfigStrategyOptions>({
 
     function savedConfig(slug: string, workspaceId: string): Record<string, unknown> {
       const config = credentials().config(slug, workspaceId);
-      if (config === undefined) throw ConfigErrors.unknown(`No saved config "${slug.slice(0, 64)}" in this workspace.`, { param: 'x-gateway-config' });
+      if (config === undefined) throw ConfigErrors.unknown('No saved config with the id or slug in x-gateway-config exists in this workspace.', { param: 'x-gateway-config' });
       return config;
     }
 
@@ -75,7 +75,7 @@ export default definePlugin<ConfigStrategyOptions>({
       const m = typeof model === 'string' ? MODEL_SLUG.exec(model) : null;
       if (m === null) return undefined;
       const target = slugTarget(credentials(), m[1]!, workspaceId);
-      if (target === undefined) throw ConfigErrors.unknownSlug(`No provider or virtual key "${m[1]!.slice(0, 64)}" in this workspace.`, { param: 'model' });
+      if (target === undefined) throw ConfigErrors.unknownSlug('No provider or virtual key has the @slug named in model in this workspace.', { param: 'model' });
       // The provider sees the plain model name.
       return { root: { target, override_params: { model: m[2] } }, source: `model:@${m[1]}`, ...(breaker ? { breaker } : {}) };
     }

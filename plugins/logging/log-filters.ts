@@ -58,7 +58,7 @@ export function metadataPairs(raw: unknown, param: string): Array<[string, strin
   }
   return Object.entries(value).map(([k, v]) => {
     if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
-      throw AdminErrors.invalid(`${param}.${k.slice(0, 64)} must be a string.`, param);
+      throw AdminErrors.invalid(`${param} values must be strings (numbers and booleans are accepted).`, param);
     }
     return [k, String(v)];
   });

@@ -82,7 +82,7 @@ export default definePlugin<Options>({
           if (!ledger.exhausted(b)) continue;
           const headers: Record<string, string> = {};
           if (b.resetsAt !== null) headers['retry-after'] = String(Math.max(1, Math.ceil((b.resetsAt - now.getTime()) / 1000)));
-          throw UsageErrors.exceeded(`The ${b.type} budget "${b.valueKey}" is used up (${b.limit}${b.type === 'cost' ? ' USD' : ' tokens'}).`, { headers });
+          throw UsageErrors.exceeded(`A ${b.type} budget that applies to this request is used up (${b.limit}${b.type === 'cost' ? ' USD' : ' tokens'}).`, { headers });
         }
         ctx.set('budgets', budgets);
       },

@@ -117,7 +117,8 @@ function textOf(block: unknown, param: string): string {
 }
 
 function unsupported(type: string, role: string, param: string): never {
-  inexpressible(`Content blocks of type "${type}" in ${role} messages cannot be sent to this provider.`, param);
+  // The type is the caller's: named by the param, not echoed.
+  inexpressible(`${param} is a content block type that cannot be sent to this provider in ${role === 'user' || role === 'assistant' ? role : 'these'} messages.`, param);
 }
 
 /**
@@ -251,7 +252,7 @@ function chatTools(tools: unknown): Json[] {
     if (!isRecord(tool)) fail(`${at} must be an object.`, at);
     const type = tool.type;
     if (type !== undefined && type !== null && type !== 'custom' && tool.input_schema === undefined) {
-      inexpressible(`${at}: the server tool "${String(type)}" runs on Anthropic's servers and cannot be used with this provider.`, at);
+      inexpressible(`${at} is a server tool: it runs on Anthropic's servers and cannot be used with this provider.`, at);
     }
     const name = stringField(tool, 'name');
     if (name === undefined || name.length === 0) fail(`${at}.name must be a non-empty string.`, `${at}.name`);

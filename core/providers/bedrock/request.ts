@@ -181,7 +181,7 @@ function userBlocks(content: unknown, i: number): ContentBlock[] {
     } else if (part.type === 'image_url') {
       blocks.push(imageBlock(part.image_url, `messages[${i}].content[${j}].image_url`));
     } else {
-      throw Errors.unsupportedParameter(`Bedrock Converse takes text and image_url content parts; ${String(part.type)} parts cannot be translated.`, {
+      throw Errors.unsupportedParameter('Bedrock Converse takes text and image_url content parts; other types cannot be translated.', {
         param: `messages[${i}].content[${j}].type`,
       });
     }
@@ -211,7 +211,7 @@ function imageBlock(imageUrl: unknown, param: string): ContentBlock {
   }
   const format = IMAGE_FORMATS.get(data[1]!.toLowerCase());
   if (format === undefined) {
-    throw Errors.unsupportedParameter(`Bedrock Converse takes png, jpeg, gif or webp images, not ${data[1]}.`, { param });
+    throw Errors.unsupportedParameter('Bedrock Converse takes png, jpeg, gif or webp images only.', { param });
   }
   return { image: { format, source: { bytes: data[2]! } } };
 }
@@ -250,7 +250,7 @@ function toolSpecs(tools: unknown): ToolSpec[] {
   tools.forEach((tool, i) => {
     if (!isRecord(tool)) return;
     if (tool.type !== 'function' || !isRecord(tool.function)) {
-      throw Errors.unsupportedParameter(`Bedrock Converse takes function tools only; ${String(tool.type)} tools cannot be translated.`, {
+      throw Errors.unsupportedParameter('Bedrock Converse takes function tools only; other tool types cannot be translated.', {
         param: `tools[${i}].type`,
       });
     }
@@ -295,7 +295,7 @@ function embeddingsRequest(req: Json): TranslatedRequest {
   if (titan !== null) return { path, body: titanBody(req, inputs, Number(titan[1])) };
   if (COHERE_EMBED.test(model)) return { path, body: cohereBody(req, inputs, COHERE_V4.test(model)) };
   throw Errors.unsupportedParameter(
-    `Bedrock embeddings translate for Amazon Titan Text Embeddings (amazon.titan-embed-text-*) and Cohere Embed (cohere.embed-*) models, not ${model}.`,
+    `Bedrock embeddings translate for Amazon Titan Text Embeddings (amazon.titan-embed-text-*) and Cohere Embed (cohere.embed-*) models only.`,
     { param: 'model' },
   );
 }
