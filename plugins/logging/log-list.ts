@@ -48,7 +48,12 @@ export interface LogPage {
   data: StoredLog[];
 }
 
-export async function listLogs(src: LogSources, query: LogListQuery, workspace: Records.Workspace | null): Promise<LogPage> {
+export interface ListLimits {
+  visit: number;
+  total: number;
+}
+
+export async function listLogs(src: LogSources, query: LogListQuery, workspace: Records.Workspace | null, limits: ListLimits = { visit: VISIT_BUDGET, total: TOTAL_BOUND }): Promise<LogPage> {
   const filter = logFilter(query, workspace);
   const range = timeRange(filter.fromMs, filter.toMs);
   const high = query.cursor !== undefined && (range.high === undefined || query.cursor < range.high) ? query.cursor : range.high;
@@ -56,14 +61,13 @@ export async function listLogs(src: LogSources, query: LogListQuery, workspace: 
   const state = newWalkState();
   const data: StoredLog[] = [];
   let matched = 0;
-  const walk = queryLogs(src, { terms: filter.terms, workspaceId: filter.workspaceId, low: range.low, high, newestFirst: true, match: filter.match }, state);
+  const walk = queryLogs(src, { terms: filter.terms, workspaceId: filter.workspaceId, low: range.low, high, newestFirst: true, match: filter.match, budget: limits.visit }, state);
   outer: for await (const chunk of walk) {
     for (const record of chunk) {
       matched++;
       if (matched > offset && data.length < query.page_size) data.push(record);
-      if (matched >= offset + query.page_size + TOTAL_BOUND) break outer;
+      if (matched >= offset + query.page_size + limits.total) break outer;
     }
-    if (state.visited >= VISIT_BUDGET) break;
   }
   const pageEnd = offset + query.page_size;
   // A match past the page, or a walk that stopped before the end of the window.

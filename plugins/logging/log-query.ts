@@ -35,6 +35,8 @@ export interface LogQuery {
   /** The whole filter, on the record. */
   match(r: StoredLog): boolean;
   signal?: AbortSignal;
+  /** Stop after visiting this many entries (`exhausted` stays false; `lastId` says where). */
+  budget?: number;
 }
 
 /** How far a walk went; the caller reads it after (or while) iterating. */
@@ -209,11 +211,16 @@ export async function* queryLogs(src: LogSources, q: LogQuery, state: WalkState)
   state.path = term?.field ?? 'time';
   const stream = term === undefined ? primaryStream(src.db, q) : merged(term.values.map((v) => indexStream(src.idx, term.field, v, q)), q.newestFirst);
   const ws = q.workspaceId;
+  const budget = q.budget ?? Infinity;
   for (;;) {
     if (q.signal?.aborted) return;
     const out: StoredLog[] = [];
     const start = performance.now();
     for (let i = 0; i < SLICE; i++) {
+      if (state.visited >= budget) {
+        if (out.length > 0) yield out;
+        return;
+      }
       const e = stream.head();
       if (e === undefined) {
         state.exhausted = true;
