@@ -183,6 +183,13 @@ t.test('workspace isolation holds through every index and cursor', async (t) => 
     const expected = s.all.filter(mine).filter((r) => (q.model === undefined || r.model === q.model) && (q.provider === undefined || r.provider === q.provider) && (q.status === undefined || String(r.status) === q.status) && (q.api_key_id === undefined || r.api_key_id === q.api_key_id) && (q.trace_id === undefined || r.trace_id === q.trace_id));
     t.same(ids(res.body), newest(expected), `${JSON.stringify(q)}: all of its own`);
   }
+  // Without a time bound the index counts alone (entry values are the workspaces): still only its own.
+  for (const q of queries.filter((q) => q.model !== undefined || q.provider !== undefined || q.api_key_id !== undefined || q.trace_id !== undefined)) {
+    const res = await s.list({ ...q, end_time: 'none', page_size: '3' }, s.teamA.key);
+    const expected = s.all.filter(mine).filter((r) => (q.model === undefined || r.model === q.model) && (q.provider === undefined || r.provider === q.provider) && (q.api_key_id === undefined || r.api_key_id === q.api_key_id) && (q.trace_id === undefined || r.trace_id === q.trace_id));
+    t.match(res.body, { total: expected.length, total_exact: true }, `${JSON.stringify(q)}: the index count is the workspace's`);
+    t.same(ids(res.body), newest(expected).slice(0, 3));
+  }
   const onlyB = s.all.find((r) => r.workspace_id === s.teamB.id)!;
   t.equal((await s.list({ workspace_id: s.teamB.id, model: onlyB.model! })).body.total, s.all.filter((r) => r.workspace_id === s.teamB.id && r.model === onlyB.model).length, 'an organisation key sees the workspace it names');
   // Another workspace's id as a cursor only moves the window; it reveals nothing of theirs.
@@ -319,7 +326,12 @@ t.test('the walk is bounded: a filter matching nothing in a wide window stops wi
     cursor = next.next_cursor;
   }
   t.same(found, ['5'], 'following the cursor finds it');
-  const counted = await listLogs({ db, idx }, { current_page: 0, page_size: 10 }, null, { visit: 100_000, total: 50 });
+  // A time bound: the index cannot count alone, the walk counts up to the bound.
+  const since = new Date(base - 1000).toISOString();
+  const counted = await listLogs({ db, idx }, { start_time: since, current_page: 0, page_size: 10 }, null, { visit: 100_000, total: 50 });
   t.match(counted, { total: 60, total_exact: false, has_more: true }, 'total stops at page + bound: a lower bound');
+  const exact = await listLogs({ db, idx }, { current_page: 0, page_size: 10 }, null, { visit: 100_000, total: 50 });
+  t.match(exact, { total: 3000, total_exact: true, has_more: true }, 'without a time bound the index counts exactly');
+  t.equal(exact.data.length, 10);
   await root.close();
 });

@@ -48,6 +48,8 @@ export interface LogFilter {
   terms: Term[];
   /** The workspace the caller is held to, if any. */
   workspaceId: string | undefined;
+  /** Every condition besides time is an index term (no metadata): the index alone can count. */
+  covered: boolean;
   match(record: StoredLog): boolean;
 }
 
@@ -100,6 +102,7 @@ export function logFilter(query: LogListQuery, workspace: Records.Workspace | nu
     toMs,
     terms,
     workspaceId,
+    covered: pairs.length === 0,
     match: (r) =>
       (workspaceId === undefined || r.workspace_id === workspaceId) &&
       (from === undefined || r.created_at >= from) &&

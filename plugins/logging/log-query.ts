@@ -11,7 +11,6 @@
  * Every term is also in the predicate, so the index only narrows, it never decides: a stale or
  * missing entry can hide a record (until the backfill ends) but never show a wrong one.
  */
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Key } from 'lmdb';
 import type { LogDb, StoredLog } from './log-db.js';
 import { indexValue, type IndexDb, type IndexField } from './log-index.js';
@@ -57,16 +56,16 @@ export interface LogSources {
 }
 
 /** A term with more values than this is not used as the walk's index (the merge would be wide). */
-const MAX_MERGE = 32;
+export const MAX_MERGE = 32;
 /** Keys counted per term to compare selectivity. */
 const PROBE = 2_000;
 /** A slice: at most this many entries, and at most SLICE_MS of the event loop. */
 const SLICE = 512;
-const SLICE_MS = 4;
+const SLICE_MS = 2;
 /** Entries read per synchronous range read. */
 const READ = 256;
 /** Greater than every id (ids are lowercase hex and dashes). */
-const TOP = '\uffff';
+export const TOP = '\uffff';
 
 interface Entry {
   id: string;
@@ -202,8 +201,32 @@ export function choosePath(idx: IndexDb, q: LogQuery): Term | undefined {
 }
 
 /**
- * The records matching the query, in chunks, in the query's direction. Yields to the event loop
- * after each slice (SLICE entries or SLICE_MS, whichever first); `state` tells how far it went.
+ * Turns for walks: however many walks run (four exports and a list), one slice runs per turn of
+ * the event loop, so their total share of a turn stays one slice and requests between them wait
+ * at most that long. Waiters are released first come, first served, one per check phase.
+ */
+const waiters: Array<() => void> = [];
+let pumping = false;
+
+function pump(): void {
+  waiters.shift()?.();
+  if (waiters.length > 0) setImmediate(pump);
+  else pumping = false;
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => {
+    waiters.push(resolve);
+    if (!pumping) {
+      pumping = true;
+      setImmediate(pump);
+    }
+  });
+}
+
+/**
+ * The records matching the query, in chunks, in the query's direction. Waits for a turn before
+ * each slice (SLICE entries or SLICE_MS, whichever first); `state` tells how far it went.
  * A consumer that stops iterating stops the walk.
  */
 export async function* queryLogs(src: LogSources, q: LogQuery, state: WalkState): AsyncGenerator<StoredLog[]> {
@@ -212,7 +235,9 @@ export async function* queryLogs(src: LogSources, q: LogQuery, state: WalkState)
   const stream = term === undefined ? primaryStream(src.db, q) : merged(term.values.map((v) => indexStream(src.idx, term.field, v, q)), q.newestFirst);
   const ws = q.workspaceId;
   const budget = q.budget ?? Infinity;
-  for (;;) {
+  for (let first = true; ; first = false) {
+    // The first slice runs at once: a short list answers without waiting behind exports.
+    if (!first) await nextTurn();
     if (q.signal?.aborted) return;
     const out: StoredLog[] = [];
     const start = performance.now();
@@ -239,7 +264,6 @@ export async function* queryLogs(src: LogSources, q: LogQuery, state: WalkState)
       if ((i & 63) === 63 && performance.now() - start > SLICE_MS) break;
     }
     if (out.length > 0) yield out;
-    await nextTurn();
   }
 }
 
