@@ -13,7 +13,7 @@
  *            alone and again while four export downloads loop (two on indexed filters, two that
  *            must read every record: unindexed metadata and cost filters)
  *
- * Standalone: `node dist/bench/scenarios/logs.js [--records N] [--data DIR] [--cli PATH] [--reps N] [--json out.json]`.
+ * Standalone: `node dist/bench/scenarios/logs.js [--records N] [--data DIR] [--cli PATH] [--reps N] [--warmup N] [--duration S] [--json out.json]`.
  * `--data` keeps the seeded dir for another run (a second run on it skips the seed), so two
  * builds can be measured on the same records.
  */
@@ -53,6 +53,8 @@ export interface LogsBenchOptions {
   /** The gateway build to start. */
   cli: string;
   reps: number;
+  /** Calls before the measured ones (1; 0 for a build whose calls take seconds). */
+  warmup: number;
   durationS: number;
 }
 
@@ -134,17 +136,17 @@ interface Timing {
   rows: number;
 }
 
-async function timeGet(url: string, key: string, reps: number): Promise<{ ms: number[]; body: { total?: number; data?: unknown[] } }> {
+async function timeGet(url: string, key: string, reps: number, warmup: number): Promise<{ ms: number[]; body: { total?: number; data?: unknown[] } }> {
   const ms: number[] = [];
   let body = {};
-  for (let i = 0; i < reps + 1; i++) {
+  for (let i = 0; i < reps + warmup; i++) {
     const t0 = performance.now();
     const res = await request(url, { headers: { 'x-gateway-api-key': key } });
     const text = await res.body.text();
     const elapsed = performance.now() - t0;
     if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${text.slice(0, 200)}`);
     body = JSON.parse(text) as object;
-    if (i > 0) ms.push(elapsed); // the first call warms the page cache
+    if (i >= warmup) ms.push(elapsed); // warm-up calls fill the page cache
   }
   return { ms, body };
 }
@@ -276,7 +278,7 @@ export async function runLogsBench(options: LogsBenchOptions, log: (line: string
     const timings: Timing[] = [];
     for (const [label, q] of queries) {
       log(`logs: GET /v1/logs ${label}`);
-      const r = await timeGet(`${gw.url}/v1/logs?${new URLSearchParams({ ...q, page_size: '50' })}`, ADMIN_KEY, options.reps);
+      const r = await timeGet(`${gw.url}/v1/logs?${new URLSearchParams({ ...q, page_size: '50' })}`, ADMIN_KEY, options.reps, options.warmup);
       timings.push({ query: label, medianMs: round(median(r.ms)), p90Ms: round(percentile(r.ms, 90)), maxMs: round(Math.max(...r.ms)), total: r.body.total ?? -1, rows: r.body.data?.length ?? 0 });
     }
 
@@ -299,7 +301,7 @@ export async function runLogsBench(options: LogsBenchOptions, log: (line: string
       name: 'logs',
       isolates: 'GET /v1/logs and log exports over a million records: first-page time per filter, and chat latency while four exports stream',
       table: {
-        title: `GET /v1/logs first page (page_size 50) over ${options.records.toLocaleString('en')} records, ${options.reps} calls each after 1 warm-up`,
+        title: `GET /v1/logs first page (page_size 50) over ${options.records.toLocaleString('en')} records, ${options.reps} calls each after ${options.warmup} warm-up`,
         columns: ['filter', 'median ms', 'p90 ms', 'max ms', 'total', 'rows'],
         rows: timings.map((t) => [t.query, fmt(t.medianMs, 2), fmt(t.p90Ms, 2), fmt(t.maxMs, 2), String(t.total), String(t.rows)]),
       },
@@ -325,16 +327,16 @@ export async function runLogsBench(options: LogsBenchOptions, log: (line: string
 export const logs: Scenario = {
   name: 'logs',
   isolates: 'GET /v1/logs and log exports over a million records: first-page time per filter, and chat latency while four exports stream',
-  run: (ctx) => runLogsBench({ records: ctx.options.duration < 10 ? 100_000 : 1_000_000, cli: DEFAULT_CLI, reps: 10, durationS: ctx.options.duration }, (line) => ctx.log(line)),
+  run: (ctx) => runLogsBench({ records: ctx.options.duration < 10 ? 100_000 : 1_000_000, cli: DEFAULT_CLI, reps: 10, warmup: 1, durationS: ctx.options.duration }, (line) => ctx.log(line)),
 };
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { records: { type: 'string' }, data: { type: 'string' }, cli: { type: 'string' }, reps: { type: 'string' }, duration: { type: 'string' }, json: { type: 'string' } },
+    options: { records: { type: 'string' }, data: { type: 'string' }, cli: { type: 'string' }, reps: { type: 'string' }, warmup: { type: 'string' }, duration: { type: 'string' }, json: { type: 'string' } },
   });
   if (values.cli !== undefined && !existsSync(values.cli)) throw new Error(`no gateway build at ${values.cli}`);
   const result = await runLogsBench(
-    { records: Number(values.records ?? 1_000_000), data: values.data, cli: values.cli ?? DEFAULT_CLI, reps: Number(values.reps ?? 10), durationS: Number(values.duration ?? 10) },
+    { records: Number(values.records ?? 1_000_000), data: values.data, cli: values.cli ?? DEFAULT_CLI, reps: Number(values.reps ?? 10), warmup: Number(values.warmup ?? 1), durationS: Number(values.duration ?? 10) },
     (line) => process.stderr.write(`${line}\n`),
   );
   process.stdout.write(`${renderTable(result.table!)}\n${result.notes.map((n) => `  ${n}`).join('\n')}\n`);

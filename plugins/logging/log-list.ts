@@ -5,11 +5,11 @@
  *   page      `page_size` records after skipping `current_page × page_size` matches, from the
  *             start or from `cursor` (the `next_cursor` of the page before: the id the walk
  *             stopped at, opaque to the caller);
- *   total     the matches from the cursor on (all of them without one). Exact, from the index
- *             alone, when the filter is at most one indexed field besides the workspace and has
- *             no time bounds and no metadata; otherwise counted while walking, past the page up
- *             to TOTAL_BOUND more matches. `total_exact` says whether it is exact (the count or
- *             the walk reached the end) or a lower bound (the walk stopped at the bound);
+ *   total     the matches from the cursor on (all of them without one). From the index alone
+ *             when the filter is at most one indexed field besides the workspace, with no time
+ *             bounds and no metadata (exact up to EXACT_BOUND, and always for no filter at all);
+ *             otherwise counted while walking, past the page up to TOTAL_BOUND more matches or
+ *             COUNT_MS. `total_exact` says whether it is exact; if not, it is a lower bound;
  *   has_more  more matches may follow; `next_cursor` continues after this page (null at the end).
  *
  * The walk visits at most VISIT_BUDGET entries: a filter that matches almost nothing in a huge
@@ -21,14 +21,16 @@ import type { StoredLog } from './log-db.js';
 import { countRecords } from './log-db.js';
 import { logFilter, type LogFilter, type LogListQuery } from './log-filters.js';
 import { INDEXED } from './log-index.js';
-import { MAX_MERGE, newWalkState, queryLogs, TOP, type LogSources } from './log-query.js';
+import { countKeys, MAX_MERGE, newWalkState, queryLogs, TOP, type LogSources } from './log-query.js';
 import { timeRange } from './scan.js';
 import { logSchema } from './views.js';
 
 /** Matches counted past the page for `total` before the walk stops counting. */
 export const TOTAL_BOUND = 1_000;
-/** Index entries read to count a workspace's share of one field's value (value checks, no records). */
-const COUNT_SCAN = 200_000;
+/** Past the page, the walk counts for at most this long. */
+const COUNT_MS = 10;
+/** Index entries an index count reads; past it the count is a lower bound. */
+export const EXACT_BOUND = 2_000;
 /** Entries one request may visit, counting included. */
 export const VISIT_BUDGET = 100_000;
 
@@ -65,20 +67,24 @@ export async function listLogs(src: LogSources, query: LogListQuery, workspace: 
   const high = query.cursor !== undefined && (range.high === undefined || query.cursor < range.high) ? query.cursor : range.high;
   const offset = query.current_page * query.page_size;
   const pageEnd = offset + query.page_size;
-  const counted = indexCount(src, filter, high);
+  const count = indexCount(src, filter, high);
+  const counted = count?.exact === true ? count.n : undefined;
   const state = newWalkState();
   const data: StoredLog[] = [];
   let matched = 0;
-  // With an exact count the walk only fills the page; without one it counts on past it.
+  // With an exact count the walk only fills the page; without one it counts on past it, briefly.
   const stopAt = counted !== undefined ? pageEnd : pageEnd + limits.total;
   const walk = queryLogs(src, { terms: filter.terms, workspaceId: filter.workspaceId, low: range.low, high, newestFirst: true, match: filter.match, budget: limits.visit }, state);
+  let countUntil = Infinity;
   if (stopAt > 0) {
     outer: for await (const chunk of walk) {
       for (const record of chunk) {
         matched++;
         if (matched > offset && data.length < query.page_size) data.push(record);
+        if (matched === pageEnd) countUntil = performance.now() + COUNT_MS;
         if (matched >= stopAt) break outer;
       }
+      if (performance.now() > countUntil) break;
     }
   }
   const pageFull = data.length === query.page_size && query.page_size > 0;
@@ -86,35 +92,45 @@ export async function listLogs(src: LogSources, query: LogListQuery, workspace: 
   const hasMore = counted !== undefined ? counted > pageEnd : matched > pageEnd || !state.exhausted;
   let next: string | null = null;
   if (hasMore) next = pageFull ? data[data.length - 1]!.id : (state.lastId ?? null);
-  const total = counted ?? matched;
-  return { object: 'list', total, total_exact: counted !== undefined || state.exhausted, has_more: hasMore, next_cursor: next, data };
+  const exact = counted !== undefined || state.exhausted;
+  // A lower bound: whichever count went further.
+  const total = counted ?? Math.max(matched, count?.n ?? 0);
+  return { object: 'list', total, total_exact: exact, has_more: hasMore, next_cursor: next, data };
 }
 
 /**
- * The exact number of matches from the index alone (no record read), when the filter allows it:
- * no time bounds, no metadata, at most one indexed field besides the workspace. Undefined
- * otherwise (the walk counts then).
+ * The number of matches from the index alone (no record read), when the filter allows it: no
+ * time bounds, no metadata, at most one indexed field besides the workspace. Exact up to
+ * EXACT_BOUND entries read, a lower bound past it; undefined when the filter does not allow it.
  */
-function indexCount(src: LogSources, filter: LogFilter, high: string | undefined): number | undefined {
+function indexCount(src: LogSources, filter: LogFilter, high: string | undefined): { n: number; exact: boolean } | undefined {
   if (!filter.covered || filter.fromMs !== undefined || filter.toMs !== undefined) return undefined;
   const others = filter.terms.filter((t) => t.field !== INDEXED.workspace);
   const ws = filter.workspaceId;
-  const count = (field: string, value: string): number => src.idx.getKeysCount({ start: [field, value, ''], end: [field, value, high ?? TOP] });
+  const bounded = (n: number): { n: number; exact: boolean } => ({ n, exact: n < EXACT_BOUND });
+  const keys = (field: string, value: string, cap: number): number => countKeys(src.idx, [field, value, ''], [field, value, high ?? TOP], cap);
   if (others.length === 0) {
-    if (ws !== undefined) return count(INDEXED.workspace, ws);
-    return high === undefined ? countRecords(src.db) : src.db.getKeysCount({ end: high });
+    if (ws !== undefined) return bounded(keys(INDEXED.workspace, ws, EXACT_BOUND));
+    // The whole database: LMDB keeps its entry count.
+    if (high === undefined) return { n: countRecords(src.db), exact: true };
+    return bounded(countKeys(src.db, undefined, high, EXACT_BOUND));
   }
   if (others.length > 1 || others[0]!.values.length > MAX_MERGE) return undefined;
   const term = others[0]!;
-  if (ws === undefined) return term.values.reduce((n, v) => n + count(term.field, v), 0);
+  if (ws === undefined) {
+    let n = 0;
+    for (const v of term.values) n += keys(term.field, v, EXACT_BOUND - n);
+    return bounded(n);
+  }
   // The entries' values are their records' workspaces: counted without reading a record.
   let n = 0;
   let seen = 0;
   for (const v of term.values) {
-    for (const { value } of src.idx.getRange({ start: [term.field, v, ''], end: [term.field, v, high ?? TOP] })) {
-      if (++seen > COUNT_SCAN) return undefined;
+    for (const { value } of src.idx.getRange({ start: [term.field, v, ''], end: [term.field, v, high ?? TOP], limit: EXACT_BOUND - seen })) {
+      seen++;
       if (value === ws) n++;
     }
+    if (seen >= EXACT_BOUND) return { n, exact: false };
   }
-  return n;
+  return { n, exact: true };
 }

@@ -62,7 +62,8 @@ const PROBE = 2_000;
 /** A slice: at most this many entries, and at most SLICE_MS of the event loop. */
 const SLICE = 512;
 const SLICE_MS = 2;
-/** Entries read per synchronous range read. */
+/** Entries per synchronous range read: the first is small (a page needs a few), then larger. */
+const FIRST_READ = 64;
 const READ = 256;
 /** Greater than every id (ids are lowercase hex and dashes). */
 export const TOP = '\uffff';
@@ -86,13 +87,14 @@ function indexStream(idx: IndexDb, field: IndexField, value: string, q: LogQuery
   let pos = 0;
   let done = false;
   let cursor: string | undefined;
+  let size = FIRST_READ;
   const v = indexValue(value);
   const fill = (): void => {
     const lowKey: Key = [field, v, q.low ?? ''];
     const highKey: Key = [field, v, q.high ?? TOP];
     const range = q.newestFirst
-      ? { start: cursor === undefined ? highKey : [field, v, cursor], end: lowKey, reverse: true, limit: READ, exclusiveStart: cursor !== undefined }
-      : { start: cursor === undefined ? lowKey : [field, v, cursor], end: highKey, limit: READ, exclusiveStart: cursor !== undefined };
+      ? { start: cursor === undefined ? highKey : [field, v, cursor], end: lowKey, reverse: true, limit: size, exclusiveStart: cursor !== undefined }
+      : { start: cursor === undefined ? lowKey : [field, v, cursor], end: highKey, limit: size, exclusiveStart: cursor !== undefined };
     buf = [];
     pos = 0;
     for (const { key, value: ws } of idx.getRange(range)) {
@@ -100,7 +102,8 @@ function indexStream(idx: IndexDb, field: IndexField, value: string, q: LogQuery
       cursor = id;
       buf.push({ id, ws: ws as string | null });
     }
-    if (buf.length < READ) done = true;
+    if (buf.length < size) done = true;
+    size = READ;
   };
   return {
     head() {
@@ -121,17 +124,19 @@ function primaryStream(db: LogDb, q: LogQuery): Stream {
   let pos = 0;
   let done = false;
   let cursor: string | undefined;
+  let size = FIRST_READ;
   const fill = (): void => {
     const range = q.newestFirst
-      ? { start: cursor ?? q.high, end: q.low, reverse: true, limit: READ, exclusiveStart: cursor !== undefined }
-      : { start: cursor ?? q.low, end: q.high, limit: READ, exclusiveStart: cursor !== undefined };
+      ? { start: cursor ?? q.high, end: q.low, reverse: true, limit: size, exclusiveStart: cursor !== undefined }
+      : { start: cursor ?? q.low, end: q.high, limit: size, exclusiveStart: cursor !== undefined };
     buf = [];
     pos = 0;
     for (const { key, value } of db.getRange(range)) {
       cursor = key as string;
       buf.push({ id: cursor, record: value });
     }
-    if (buf.length < READ) done = true;
+    if (buf.length < size) done = true;
+    size = READ;
   };
   return {
     head() {
@@ -173,12 +178,19 @@ function merged(streams: Stream[], newestFirst: boolean): Stream {
   };
 }
 
+/** Keys in [start, end), counted up to `cap` (lmdb's getKeysCount ignores `limit`: it counts the whole range). */
+export function countKeys(db: { getKeys(o: { start?: Key; end?: Key; limit?: number }): Iterable<unknown> }, start: Key | undefined, end: Key | undefined, cap: number): number {
+  let n = 0;
+  for (const key of db.getKeys({ start, end, limit: cap })) if (key !== undefined) n++;
+  return n;
+}
+
 /** Index keys of `term` in the query's window, counted up to `cap`. */
 function probe(idx: IndexDb, term: Term, q: LogQuery, cap: number): number {
   let n = 0;
   for (const value of term.values) {
     const v = indexValue(value);
-    n += idx.getKeysCount({ start: [term.field, v, q.low ?? ''], end: [term.field, v, q.high ?? TOP], limit: cap - n });
+    n += countKeys(idx, [term.field, v, q.low ?? ''], [term.field, v, q.high ?? TOP], cap - n);
     if (n >= cap) break;
   }
   return n;
