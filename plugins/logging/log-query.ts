@@ -273,7 +273,7 @@ export async function* queryLogs(src: LogSources, q: LogQuery, state: WalkState)
       // A record removed since its index entry was read (retention) is skipped.
       const r = e.record ?? src.db.get(e.id);
       if (r !== undefined && q.match(r)) out.push(r);
-      if ((i & 63) === 63 && performance.now() - start > SLICE_MS) break;
+      if ((i & 15) === 15 && performance.now() - start > SLICE_MS) break;
     }
     if (out.length > 0) yield out;
   }
