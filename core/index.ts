@@ -58,6 +58,7 @@ export { findWorkspace, defaultWorkspace } from './admin/workspaces.js';
 export * as S from './admin/schemas.js';
 export { maskSecrets } from './admin/audit.js';
 export { quietWrite, isNoRoom } from './store/write-failures.js';
+export { StoreErrors } from './store/errors.js';
 export type { StoreCapacity } from './store/capacity.js';
 export { checkCustomHost, checkUpstreamUrl, OPERATOR_URL_POLICY } from './upstream/ssrf.js';
 export type { CustomHostPolicy } from './upstream/ssrf.js';

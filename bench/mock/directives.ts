@@ -50,6 +50,11 @@ export interface Directives {
    * uncached input count, as both providers report it.
    */
   readonly cacheRead: number;
+  /**
+   * Answer 200 with an HTML page instead of the route's JSON (a misconfigured proxy or a login
+   * page in front of the provider): the gateway must forward it and log it as unreadable.
+   */
+  readonly html: boolean;
 }
 
 export const DEFAULT_DIRECTIVES: Directives = Object.freeze({
@@ -68,6 +73,7 @@ export const DEFAULT_DIRECTIVES: Directives = Object.freeze({
   key: undefined,
   toolCall: false,
   cacheRead: 0,
+  html: false,
 });
 
 const HEADER_PREFIX = 'x-mock-';
@@ -139,6 +145,7 @@ function fromPairs(pairs: Map<string, string>): Directives {
     key: pairs.get('key'),
     toolCall: flag(pairs.get('tool_call')),
     cacheRead: count(pairs.get('cache_read'), 0),
+    html: flag(pairs.get('html')),
   };
 }
 
@@ -161,10 +168,10 @@ function statusOf(value: string | undefined): number {
 
 /** True when the directives inject a fault that `fail_first` should gate. */
 export function hasFault(d: Directives): boolean {
-  return d.status !== 0 || d.hang || d.reset !== undefined || d.errorEvent;
+  return d.status !== 0 || d.hang || d.reset !== undefined || d.errorEvent || d.html;
 }
 
 /** The same directives with every fault removed: what a request past `fail_first` gets. */
 export function withoutFaults(d: Directives): Directives {
-  return { ...d, status: 0, hang: false, reset: undefined, errorEvent: false };
+  return { ...d, status: 0, hang: false, reset: undefined, errorEvent: false, html: false };
 }

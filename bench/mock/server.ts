@@ -212,6 +212,7 @@ function buildReply(route: Route, request: MockRequest): MockReply {
     const model = parseObject(request.body)?.model;
     return route.dialect.errorReply(status, typeof model === 'string' ? model : undefined);
   }
+  if (request.directives.html) return { kind: 'raw', status: 200, contentType: 'text/html; charset=utf-8', body: HTML_PAGE };
   let json = EMPTY_JSON;
   if (route.json) {
     const parsed = parseObject(request.body);
@@ -225,6 +226,9 @@ function buildReply(route: Route, request: MockRequest): MockReply {
     return route.dialect.errorReply(500, undefined);
   }
 }
+
+/** What `html` answers: a page a proxy or a login wall might put in front of a provider. */
+export const HTML_PAGE = '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>\n';
 
 /** The body as a JSON object, or undefined when it is not valid JSON or not an object. */
 function parseObject(body: Buffer): JsonObject | undefined {

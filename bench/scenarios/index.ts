@@ -11,8 +11,9 @@ import { eventLoop } from './event-loop.js';
 import { governance } from './governance.js';
 import { h2c } from './h2c.js';
 import { latencyC1 } from './latency-c1.js';
+import { logs } from './logs.js';
 import { memory } from './memory.js';
 import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
 
-export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, dialects, governance, cacheHit, eventLoop, analytics, memory];
+export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, dialects, governance, cacheHit, eventLoop, analytics, logs, memory];

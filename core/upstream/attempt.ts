@@ -26,7 +26,8 @@ import { SseParser, serializeSse, type SseEvent } from '../sse/sse-parser.js';
 import { downstreamHeaders, headerValue, upstreamRequestHeaders } from './headers.js';
 import type { EventDecoder, StreamTranslator, TranslateContext, TranslatedRequest, Translator } from '../providers/types.js';
 import { reply as makeReply } from '../reply.js';
-import { UsageMeter, needsUsageInjection, withUsageRequested } from '../usage/meter.js';
+import { UsageMeter, jsonObject, needsUsageInjection, withUsageRequested } from '../usage/meter.js';
+import { expectsJson } from './answer-check.js';
 import { roughPrompt, settleUsage } from '../usage/estimate.js';
 import { upstreamFailure } from './errors.js';
 import { checkBuiltUrl } from './ssrf.js';
@@ -411,7 +412,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
     if (this.#sse && (this.rt.pipeline.onResponseChunk !== null || this.meter !== undefined || this.#streamT !== undefined || this.#ingressT !== undefined)) {
       this.#parser = this.translation?.translator.streamDecoder?.create() ?? new SseParser();
     }
-    if (!this.#sse && (this.rt.pipeline.onResponseBody !== null || this.meter !== undefined)) this.#capture = [];
+    // Model-route answers are always captured: a 2xx that is not JSON is logged as unreadable.
+    if (!this.#sse && (this.rt.pipeline.onResponseBody !== null || this.meter !== undefined || this.ctx.route.kind === 'model')) this.#capture = [];
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -621,8 +623,14 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
       const body = this.rt.pipeline.onResponseBody;
       void (async () => {
         const bytes = capture === undefined ? undefined : Buffer.concat(capture);
+        if (bytes !== undefined) {
+          const json = expectsJson(this.ctx, this.#status);
+          // One parse serves both: the meter reads usage from it and says whether it was JSON.
+          const readable = this.meter !== undefined ? this.meter.body(bytes) : !json || jsonObject(bytes) !== undefined;
+          // The bytes went out as they came (they are the provider's); the request is logged as failed.
+          if (!readable && json) this.ctx.streamError ??= Errors.upstreamInvalidResponse(`The upstream answered ${this.#status} with a body that is not JSON.`);
+        }
         if (this.meter !== undefined) {
-          if (bytes !== undefined) this.meter.body(bytes);
           // Usage is known before the response hooks run, so budgets and logs read it there.
           if (this.#status >= 200 && this.#status < 300) this.ctx.usage = await settleUsage(this.rt, this.ctx, this.meter);
         }

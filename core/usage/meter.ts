@@ -145,19 +145,18 @@ export class UsageMeter {
     return { ...ev, data: JSON.stringify(chunk) };
   }
 
-  /** Observes a whole JSON answer. */
-  body(bytes: Buffer): void {
-    let parsed: Json;
-    try {
-      parsed = JSON.parse(bytes.toString('utf8')) as Json;
-    } catch {
-      return;
-    }
+  /**
+   * Observes a whole JSON answer. False when it is not a JSON object (an HTML page, a cut body):
+   * the caller decides what an unreadable answer means; the meter then has nothing to count.
+   */
+  body(bytes: Buffer): boolean {
+    const parsed = jsonObject(bytes);
+    if (parsed === undefined) return false;
     if (typeof parsed.model === 'string') this.model = parsed.model;
     const u = readUsage(parsed.usage);
     if (u) {
       this.usage = u;
-      return;
+      return true;
     }
     // No usage (some OpenAI-compatible servers): keep the text for an estimate.
     if (Array.isArray(parsed.content)) {
@@ -168,6 +167,7 @@ export class UsageMeter {
       if (typeof message?.content === 'string') this.#addText(message.content);
       else if (typeof c.text === 'string') this.#addText(c.text);
     }
+    return true;
   }
 
   /** Anthropic's stream usage, merged field by field as events add to it. */
@@ -186,4 +186,15 @@ export class UsageMeter {
   #addText(s: string): void {
     if (this.text.length < MAX_TEXT) this.text += s;
   }
+}
+
+/** The body as a JSON object, or undefined when it is not one (`null`, a number, HTML…). */
+export function jsonObject(bytes: Buffer): Json | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
 }

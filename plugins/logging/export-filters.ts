@@ -6,6 +6,8 @@
 import { AdminErrors, S } from '../../core/index.js';
 import type { StoredLog } from './log-db.js';
 import { metadataMatches, metadataPairs } from './log-filters.js';
+import { INDEXED } from './log-index.js';
+import type { Term } from './log-query.js';
 
 export interface ExportFilters {
   time_of_generation_min?: string;
@@ -123,6 +125,10 @@ export interface ExportSelection {
   toMs: number | undefined;
   /** `weighted_feedback_*` need each trace's feedback: the caller loads it only when this is true. */
   needsFeedback: boolean;
+  /** The equality filters an index can answer (each also checked by `match`). */
+  terms: Term[];
+  /** The one workspace the export is held to, if any. */
+  workspaceId: string | undefined;
   offset: number;
   limit: number;
   match(record: StoredLog, feedback: ReadonlyMap<string, number> | undefined): boolean;
@@ -156,10 +162,19 @@ export function exportSelection(f: ExportFilters, workspaceId: string | null, re
   const slugWorkspace = f.workspace_slug === undefined ? undefined : (resolveWorkspace(f.workspace_slug) ?? '\u0000none');
   const needsFeedback = f.weighted_feedback_min !== undefined || f.weighted_feedback_max !== undefined;
   const limit = f.page_size ?? EXPORT_PAGE_MAX;
+  const terms: Term[] = [];
+  // Both hold when both are given: the export's own workspace and the slug's (they may differ: nothing then).
+  if (workspaceId !== null) terms.push({ field: INDEXED.workspace, values: [workspaceId] });
+  if (slugWorkspace !== undefined) terms.push({ field: INDEXED.workspace, values: [slugWorkspace] });
+  if (statuses !== undefined) terms.push({ field: INDEXED.status, values: [...statuses] });
+  if (models !== undefined) terms.push({ field: INDEXED.model, values: [...models] });
+  if (traces !== undefined) terms.push({ field: INDEXED.trace_id, values: [...traces] });
   return {
     fromMs,
     toMs,
     needsFeedback,
+    terms,
+    workspaceId: workspaceId ?? slugWorkspace,
     offset: (f.current_page ?? 0) * limit,
     limit,
     match(r, feedback) {

@@ -1,18 +1,21 @@
 /**
  * Running and reading an export: the matching records, oldest first, within the export's page
  * window (`filters.current_page`, `filters.page_size`), as counted by a background run and as
- * streamed by the download. Both read through the cooperative scanner, so neither holds the
- * event loop for more than one chunk.
+ * streamed by the download. Both read through the most selective index (log-query.ts) in slices
+ * that yield to the event loop, so neither holds it for more than a few milliseconds.
  */
 import type { Logger } from '../../core/index.js';
 import type { LogDb, StoredLog } from './log-db.js';
+import type { IndexDb } from './log-index.js';
+import { newWalkState, queryLogs } from './log-query.js';
 import { exportLine, exportSelection } from './export-filters.js';
 import { transition, type ExportDb, type ExportRecord } from './export-store.js';
 import { weightedFeedbackByTrace, type FeedbackDb } from './feedback.js';
-import { scan, timeRange } from './scan.js';
+import { timeRange } from './scan.js';
 
 export interface ExportSources {
   logs: LogDb;
+  idx: IndexDb;
   feedback: FeedbackDb;
   /** A workspace id from an id or slug (`filters.workspace_slug`). */
   resolveWorkspace(ref: string): string | undefined;
@@ -26,10 +29,12 @@ export async function* exportRecords(src: ExportSources, e: ExportRecord, signal
   const high = e.until !== null && (range.high === undefined || e.until < range.high) ? e.until : range.high;
   let seen = 0;
   let taken = 0;
-  for await (const chunk of scan(src.logs, { low: range.low, high, newestFirst: false, signal })) {
+  // Each record's match runs inside the walk's slices, so a wide export yields to chat traffic.
+  const match = (r: StoredLog): boolean => sel.match(r, feedback);
+  const walk = queryLogs({ db: src.logs, idx: src.idx }, { terms: sel.terms, workspaceId: sel.workspaceId, low: range.low, high, newestFirst: false, match, signal }, newWalkState());
+  for await (const chunk of walk) {
     const out: StoredLog[] = [];
     for (const r of chunk) {
-      if (!sel.match(r, feedback)) continue;
       if (seen++ < sel.offset) continue;
       out.push(r);
       if (++taken >= sel.limit) break;

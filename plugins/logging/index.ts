@@ -6,9 +6,10 @@
  * Put it FIRST in the pipeline: response hooks run in reverse, so the first plugin sees the final
  * outcome of everything after it, including a refusal by auth or rate-limit.
  *
- *   onDone ─▶ buildLogRecord (core) ─▶ bounded queue ─every flush_ms─▶ `logs` db (batched puts)
+ *   onDone ─▶ buildLogRecord (core) ─▶ bounded queue ─every flush_ms─▶ `logs` db + `logs#idx` (batched puts)
  *                                       └ full: dropped, counted (`log-stats` service)
- *   sweeper (every minute) ─▶ removes the oldest past retention_days / max_records
+ *   sweeper (every minute) ─▶ removes the oldest past retention_days / max_records, index entries too
+ *   backfill (once, after an upgrade) ─▶ indexes older records in slices (log-index.ts)
  *   close ─▶ writes what is queued and waits until it is durable
  *
  * Records carry usage and cost (`meterUsage`); bodies only with `bodies.enabled` (see
@@ -28,6 +29,7 @@ import {
 import { loggingOptionsSchema, type LoggingOptions } from './schema.js';
 import { createBodyCapture, type CapturedBodies } from './bodies.js';
 import { openLogDb, type StoredLog } from './log-db.js';
+import { openLogIndex, startBackfill } from './log-index.js';
 import { createLogWriter } from './log-writer.js';
 import { startSweeper } from './retention.js';
 import { logStats } from './stats.js';
@@ -53,9 +55,11 @@ export default definePlugin<LoggingOptions>({
   setup(app, options) {
     const store = app.store;
     const db = openLogDb(store);
+    const idx = openLogIndex(store);
+    const backfill = startBackfill(db, idx, app.log);
     const capture = options.bodies.enabled ? createBodyCapture(options.bodies) : undefined;
 
-    const writer = createLogWriter<Pending>(db, {
+    const writer = createLogWriter<Pending>(db, idx, {
       queueMax: options.queue_max,
       flushMs: options.flush_ms,
       log: app.log,
@@ -71,6 +75,7 @@ export default definePlugin<LoggingOptions>({
       retentionMs: options.retention_days * DAY_MS,
       maxRecords: options.max_records,
       limit: SWEEP_LIMIT,
+      idx,
       onError: (err) => app.log.error('log retention sweep failed', { err }),
     });
     app.provide('log-stats', { dropped: () => logStats.dropped, queued: () => writer.queued });
@@ -86,6 +91,7 @@ export default definePlugin<LoggingOptions>({
     const exportDb = openExportDb(store);
     const sources: ExportSources = {
       logs: db,
+      idx,
       feedback: feedbackDb,
       resolveWorkspace: (ref) => findWorkspace(store, ref)?.id,
     };
@@ -109,10 +115,12 @@ export default definePlugin<LoggingOptions>({
       meterUsage: true,
       ...bodyHooks,
       onDone,
-      routes: [...logRoutes(app, { db, keepBody }), ...exportRoutes(app, { db: exportDb, sources, runner }), ...feedbackRoutes(app, feedbackDb)],
+      routes: [...logRoutes(app, { db, idx, keepBody }), ...exportRoutes(app, { db: exportDb, sources, runner }), ...feedbackRoutes(app, feedbackDb)],
       async close() {
         sweeper.stop();
+        backfill.stop();
         runner.close();
+        await backfill.finished;
         await writer.close();
       },
     };

@@ -1,10 +1,12 @@
 /**
- * The filters of GET /v1/logs: a query string → a time window (a key range, see scan.ts) and a
- * predicate on the rest. Exact matches on the record's fields; `status` is a comma list;
- * `metadata` a JSON object whose every pair must match.
+ * The filters of GET /v1/logs: a query string → a time window (a key range, see scan.ts), the
+ * index terms a walk may use (log-query.ts) and a predicate on the rest. Exact matches on the
+ * record's fields; `status` is a comma list; `metadata` a JSON object whose every pair must match.
  */
 import { AdminErrors, S, type Records } from '../../core/index.js';
 import type { StoredLog } from './log-db.js';
+import { INDEXED } from './log-index.js';
+import type { Term } from './log-query.js';
 
 export interface LogListQuery {
   start_time?: string;
@@ -16,6 +18,7 @@ export interface LogListQuery {
   workspace_id?: string;
   api_key_id?: string;
   metadata?: string;
+  cursor?: string;
   current_page: number;
   page_size: number;
 }
@@ -33,6 +36,7 @@ export const logListQuerySchema: S.JsonSchema = {
     workspace_id: S.workspaceRef,
     api_key_id: str255,
     metadata: { type: 'string', maxLength: 4096, description: 'A JSON object, e.g. `{"env":"prod"}`: every pair must match.' },
+    cursor: { type: 'string', pattern: '^[0-9a-f-]{1,36}$', description: 'The `next_cursor` of the previous page: the page after it (opaque).' },
     ...S.pagination,
   },
 };
@@ -40,6 +44,12 @@ export const logListQuerySchema: S.JsonSchema = {
 export interface LogFilter {
   fromMs: number | undefined;
   toMs: number | undefined;
+  /** The equality filters an index can answer (each also checked by `match`). */
+  terms: Term[];
+  /** The workspace the caller is held to, if any. */
+  workspaceId: string | undefined;
+  /** Every condition besides time is an index term (no metadata): the index alone can count. */
+  covered: boolean;
   match(record: StoredLog): boolean;
 }
 
@@ -80,9 +90,19 @@ export function logFilter(query: LogListQuery, workspace: Records.Workspace | nu
   const statuses = query.status === undefined ? undefined : new Set(query.status.split(',').map((s) => Number(s.trim())));
   const pairs = query.metadata === undefined ? [] : metadataPairs(query.metadata, 'metadata');
   const workspaceId = workspace?.id;
+  const terms: Term[] = [];
+  if (workspaceId !== undefined) terms.push({ field: INDEXED.workspace, values: [workspaceId] });
+  if (statuses !== undefined) terms.push({ field: INDEXED.status, values: [...statuses].map(String) });
+  if (query.model !== undefined) terms.push({ field: INDEXED.model, values: [query.model] });
+  if (query.provider !== undefined) terms.push({ field: INDEXED.provider, values: [query.provider] });
+  if (query.api_key_id !== undefined) terms.push({ field: INDEXED.api_key_id, values: [query.api_key_id] });
+  if (query.trace_id !== undefined) terms.push({ field: INDEXED.trace_id, values: [query.trace_id] });
   return {
     fromMs,
     toMs,
+    terms,
+    workspaceId,
+    covered: pairs.length === 0,
     match: (r) =>
       (workspaceId === undefined || r.workspace_id === workspaceId) &&
       (from === undefined || r.created_at >= from) &&

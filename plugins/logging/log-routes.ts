@@ -2,29 +2,33 @@
  * The logs API (admin-api.md §18, our list convention):
  *
  *   GET  /v1/logs/:id   logs.view    one record
- *   GET  /v1/logs       logs.list    filtered, newest first, paginated
+ *   GET  /v1/logs       logs.list    filtered, newest first, paginated (log-list.ts)
  *   POST /v1/logs       logs.write   one CustomLog or an array, stored as records
  *
  * A workspace key sees only its workspace's records; an organisation key sees all, or one
  * workspace with `workspace_id`. Records reach the database within `flush_ms` of the response.
  */
-import { AdminErrors, adminRoutes, assertVisible, defineAdminRoute, S, type GatewayApp, type RouteDefinition } from '../../core/index.js';
-import type { LogDb, StoredLog } from './log-db.js';
-import { logFilter, logListQuerySchema, type LogListQuery } from './log-filters.js';
+import { AdminErrors, adminRoutes, isNoRoom, StoreErrors, assertVisible, defineAdminRoute, S, type GatewayApp, type RouteDefinition } from '../../core/index.js';
+import type { LogDb } from './log-db.js';
+import { logListQuerySchema, type LogListQuery } from './log-filters.js';
 import { acceptOneOrMany, customLogRecord, customLogsBody, customLogsWireBody, scrubCustomLog, type CustomLog } from './custom-log.js';
-import { scan, timeRange } from './scan.js';
+import { putLog, type IndexDb } from './log-index.js';
+import { listLogs, logListSchema } from './log-list.js';
+import type { LogSources } from './log-query.js';
 import { logSchema } from './views.js';
 
 const resource = 'log';
 
 export interface LogRouteDeps {
   db: LogDb;
+  idx: IndexDb;
   /** The stored text of a custom log's body, or null when bodies are not kept. */
   keepBody(value: unknown): string | null;
 }
 
 export function logRoutes(app: GatewayApp, deps: LogRouteDeps): RouteDefinition[] {
   const { db } = deps;
+  const sources: LogSources = { db, idx: deps.idx };
   const [get, list, write] = adminRoutes(app, [
     defineAdminRoute({
       method: 'GET',
@@ -50,20 +54,9 @@ export function logRoutes(app: GatewayApp, deps: LogRouteDeps): RouteDefinition[
       level: 'workspace',
       workspaceDefault: 'all',
       query: logListQuerySchema,
-      response: S.listOf(logSchema),
+      response: logListSchema,
       async handler({ query, workspace }) {
-        const filter = logFilter(query, workspace);
-        const offset = query.current_page * query.page_size;
-        const data: StoredLog[] = [];
-        let total = 0;
-        for await (const chunk of scan(db, { ...timeRange(filter.fromMs, filter.toMs), newestFirst: true })) {
-          for (const record of chunk) {
-            if (!filter.match(record)) continue;
-            if (total >= offset && data.length < query.page_size) data.push(record);
-            total++;
-          }
-        }
-        return { object: 'list', total, data };
+        return listLogs(sources, query, workspace);
       },
     }),
     defineAdminRoute<{ logs: CustomLog[] }>({
@@ -80,7 +73,12 @@ export function logRoutes(app: GatewayApp, deps: LogRouteDeps): RouteDefinition[
         if (principal.workspace_id === null) throw AdminErrors.forbidden('Custom logs are written with a workspace API key.');
         const records = body.logs.map((log) => customLogRecord(log, { principal, workspace, keepBody: deps.keepBody }));
         // An explicit write: the answer waits until it is committed (one batched transaction).
-        await Promise.all(records.map((r) => db.put(r.id, r)));
+        let failure: unknown;
+        const written = await Promise.all(records.map((r) => putLog(db, deps.idx, r, (err) => (failure ??= err))));
+        if (!written.every(Boolean)) {
+          if (isNoRoom(failure)) throw StoreErrors.full(failure);
+          throw new Error('custom logs could not be written', { cause: failure });
+        }
         return { status: 'success', log_ids: records.map((r) => r.id) };
       },
     }),

@@ -3,7 +3,8 @@
  * batches, so no request ever waits on storage.
  *
  *   onDone ─push─▶ [ queue ≤ queue_max ] ──every flush_ms──▶ one batch of async puts ─▶ logs db
- *                   full? drop + count          (LMDB commits the batch as one transaction)
+ *                   full? drop + count          (LMDB commits the batch as one     + logs#idx
+ *                                                transaction, index entries included)
  *
  * A full queue drops the new record and counts it (`log-stats`): under a storage stall the
  * gateway keeps serving with bounded memory rather than queueing without limit or blocking.
@@ -11,8 +12,9 @@
  * writing resumes by itself once retention or deletes made room.
  * `close()` writes what is left and waits for it to be durable.
  */
-import { quietWrite, type Logger } from '../../core/index.js';
+import type { Logger } from '../../core/index.js';
 import type { LogDb, StoredLog } from './log-db.js';
+import { putLog, type IndexDb } from './log-index.js';
 import { logStats } from './stats.js';
 
 export interface LogWriterOptions<P> {
@@ -35,7 +37,7 @@ export interface LogWriter<P> {
   close(): Promise<void>;
 }
 
-export function createLogWriter<P>(db: LogDb, options: LogWriterOptions<P>): LogWriter<P> {
+export function createLogWriter<P>(db: LogDb, idx: IndexDb, options: LogWriterOptions<P>): LogWriter<P> {
   let queue: P[] = [];
   let closed = false;
   let full = false;
@@ -61,7 +63,7 @@ export function createLogWriter<P>(db: LogDb, options: LogWriterOptions<P>): Log
     for (const entry of batch) {
       try {
         const record = options.finish(entry);
-        writes.push(quietWrite(db.put(record.id, record), (err) => failures.push(err)));
+        writes.push(putLog(db, idx, record, (err) => failures.push(err)));
       } catch (err) {
         logStats.dropped++;
         options.log.error('log record could not be built', { err });

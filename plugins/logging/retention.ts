@@ -3,9 +3,11 @@
  * count (`max_records`). Ids are time-ordered, so the oldest records are the first keys and a
  * sweep reads only what it removes. Each run is bounded (`limit`), so a large backlog (a lowered
  * limit, a long stop) is worked off over several runs instead of in one long transaction.
+ * A record's index entries (log-index.ts) go in the same transaction as the record.
  */
 import type { Database } from 'lmdb';
-import { countRecords } from './log-db.js';
+import { countRecords, type LogDb, type StoredLog } from './log-db.js';
+import { removeLog, type IndexDb } from './log-index.js';
 import { idPrefix } from './scan.js';
 
 export interface SweepOptions {
@@ -16,31 +18,41 @@ export interface SweepOptions {
   limit: number;
 }
 
-/** Removes the oldest records past the age or count bound; returns how many it removed. */
-export async function sweep(db: Database<unknown, string>, options: SweepOptions): Promise<number> {
+/**
+ * Removes the oldest records past the age or count bound; returns how many it removed. With
+ * `idx`, each record's index entries are removed with it (the record is read for its values).
+ */
+export async function sweep(db: Database<unknown, string>, options: SweepOptions, idx?: IndexDb): Promise<number> {
   const excess = Math.max(0, countRecords(db) - options.maxRecords);
   const cutoff = idPrefix(options.cutoffMs);
-  const removals: Array<Promise<boolean>> = [];
-  for (const key of db.getKeys({ limit: options.limit })) {
+  const removals: Array<Promise<unknown>> = [];
+  const logs = db as unknown as LogDb;
+  for (const { key, value } of db.getRange({ limit: options.limit })) {
     // Past the count excess, only records older than the age cutoff go; keys are in time order.
     if (removals.length >= excess && key >= cutoff) break;
-    removals.push(db.remove(key));
+    removals.push(idx !== undefined && isLog(value) ? removeLog(logs, idx, value) : db.remove(key));
   }
   await Promise.all(removals);
   return removals.length;
 }
+
+/** A stored record (not a bare value a test put there): what index entries can be derived from. */
+const isLog = (v: unknown): v is StoredLog => typeof v === 'object' && v !== null && typeof (v as { id?: unknown }).id === 'string';
 
 export interface Sweeper {
   stop(): void;
 }
 
 /** Runs {@link sweep} every `everyMs` (unref'd: it never keeps the process alive). */
-export function startSweeper(db: Database<unknown, string>, options: { everyMs: number; retentionMs: number; maxRecords: number; limit: number; onError(err: unknown): void }): Sweeper {
+export function startSweeper(
+  db: Database<unknown, string>,
+  options: { everyMs: number; retentionMs: number; maxRecords: number; limit: number; idx?: IndexDb; onError(err: unknown): void },
+): Sweeper {
   let running = false;
   const run = (): void => {
     if (running) return;
     running = true;
-    sweep(db, { cutoffMs: Date.now() - options.retentionMs, maxRecords: options.maxRecords, limit: options.limit })
+    sweep(db, { cutoffMs: Date.now() - options.retentionMs, maxRecords: options.maxRecords, limit: options.limit }, options.idx)
       .catch(options.onError)
       .finally(() => (running = false));
   };

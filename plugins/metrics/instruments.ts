@@ -40,6 +40,12 @@ export function createRequestMetrics(maxLabelSets: number): RequestMetrics {
   const tokens = new Counter({ name: 'gateway_tokens_total', help: 'Tokens metered, by type (prompt, completion), provider and model.', labelNames: ['type', 'provider', 'model'] as const, registers });
   const cost = new Counter({ name: 'gateway_cost_cents_total', help: 'Cost of metered usage in USD cents, priced with the pricing table.', labelNames: ['provider', 'model'] as const, registers });
   const cache = new Counter({ name: 'gateway_cache_requests_total', help: 'Requests that consulted the cache, by cache status.', labelNames: ['status'] as const, registers });
+  const invalid = new Counter({
+    name: 'gateway_upstream_invalid_responses_total',
+    help: 'Upstream answers the gateway could not read (a 2xx model answer that is not JSON, or one no dialect could translate), by provider.',
+    labelNames: ['provider'] as const,
+    registers,
+  });
   const rejections = new Counter({ name: 'gateway_rejections_total', help: 'Requests refused by a limit (rate_limit, usage_limit).', labelNames: ['reason'] as const, registers });
 
   // One cap per metric that takes traffic-derived labels (route and status are bounded by the core).
@@ -50,6 +56,7 @@ export function createRequestMetrics(maxLabelSets: number): RequestMetrics {
   const tokenSets = new LabelSets(maxLabelSets);
   const costSets = new LabelSets(maxLabelSets);
   const cacheSets = new LabelSets(maxLabelSets);
+  const invalidSets = new LabelSets(maxLabelSets);
 
   return {
     registry,
@@ -75,6 +82,7 @@ export function createRequestMetrics(maxLabelSets: number): RequestMetrics {
         cost.inc(costSets.admit({ provider, model }, ['provider', 'model']), rec.cost_cents);
       }
       if (rec.cache_status !== 'DISABLED') cache.inc(cacheSets.admit({ status: rec.cache_status }, ['status']));
+      if (rec.error_code === 'upstream_invalid_response') invalid.inc(invalidSets.admit({ provider }, ['provider']));
       const reason = rec.error_code === null ? undefined : REJECTIONS.get(rec.error_code);
       if (reason !== undefined) rejections.inc({ reason });
     },

@@ -1,0 +1,159 @@
+/**
+ * Secondary indexes of the `logs` database, in a sub-database of their own (`logs#idx`), so a
+ * filtered list or export reads the matching ids instead of every record.
+ *
+ *   key  [field, value, id]   → the record's workspace id (or null)
+ *        ['model', 'gpt-4o', '0190f3a1-7c2e-7…']
+ *
+ * Time is the primary key order (ids are UUIDv7), so within one [field, value] the ids are in time
+ * order too and a time window is a key range there as well. The entry's value is the record's
+ * workspace: a workspace-scoped walk drops other workspaces' entries without reading a record.
+ *
+ * Entries are written with their record in the same turn (lmdb-js commits the async writes of a
+ * turn as one transaction) and removed with it by retention. A database written before the
+ * indexes existed is backfilled in slices after start (see {@link startBackfill}); until that
+ * finishes, indexed queries may miss the older records (the time scan still sees them).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Database, Key } from 'lmdb';
+import { quietWrite, type Logger, type Store } from '../../core/index.js';
+import { LOGS_DB, type LogDb, type StoredLog } from './log-db.js';
+
+/** The indexed fields, by their short key name. */
+export const INDEXED = {
+  workspace: 'ws',
+  status: 'st',
+  model: 'md',
+  provider: 'pv',
+  api_key_id: 'ak',
+  trace_id: 'tr',
+} as const;
+
+export type IndexField = (typeof INDEXED)[keyof typeof INDEXED];
+
+/** Index entries hold a workspace id (or null); one key holds the backfill's progress. */
+export type IndexDb = Database<string | null | BackfillState, Key>;
+
+export const LOG_INDEX_DB = `${LOGS_DB}#idx`;
+
+/** The backfill's progress, under a key no field uses. */
+const BACKFILL_KEY: Key = ['~backfill'];
+
+/** Values longer than this are indexed by their prefix (the store's key limit is ~4 KB); the record check is exact. */
+const MAX_VALUE = 256;
+
+export function openLogIndex(store: Store): IndexDb {
+  return store.root.openDB<string | null | BackfillState, Key>({ name: LOG_INDEX_DB });
+}
+
+/** The [field, value] pairs a record is indexed under (null fields are not indexed). */
+export function indexTerms(r: StoredLog): Array<[IndexField, string]> {
+  const out: Array<[IndexField, string]> = [[INDEXED.status, String(r.status)]];
+  if (r.workspace_id !== null) out.push([INDEXED.workspace, r.workspace_id]);
+  if (r.model !== null) out.push([INDEXED.model, r.model]);
+  if (r.provider !== null) out.push([INDEXED.provider, r.provider]);
+  if (r.api_key_id !== null) out.push([INDEXED.api_key_id, r.api_key_id]);
+  out.push([INDEXED.trace_id, r.trace_id]);
+  return out;
+}
+
+/** The index value of a filter value: what {@link indexTerms} stored for it. */
+export const indexValue = (value: string): string => value.slice(0, MAX_VALUE);
+
+/** A record and its index entries, queued in one turn: LMDB commits them as one transaction. */
+export function putLog(db: LogDb, idx: IndexDb, r: StoredLog, onError?: (err: unknown) => void): Promise<boolean> {
+  // Each put settles quietly (a full store fails them all; see quietWrite): the result is false
+  // when any part of the record could not be written, and the first failure goes to `onError`.
+  let reported = false;
+  const report = (err: unknown): void => {
+    if (!reported) onError?.(err);
+    reported = true;
+  };
+  const writes: Array<Promise<boolean>> = [quietWrite(db.put(r.id, r), report)];
+  for (const [field, value] of indexTerms(r)) writes.push(quietWrite(idx.put([field, indexValue(value), r.id], r.workspace_id), report));
+  return Promise.all(writes).then((oks) => oks.every(Boolean));
+}
+
+/** Removes a record and its index entries (same transaction, as for {@link putLog}). */
+export function removeLog(db: LogDb, idx: IndexDb, r: StoredLog): Promise<unknown> {
+  const writes: Array<Promise<boolean>> = [db.remove(r.id)];
+  for (const [field, value] of indexTerms(r)) writes.push(idx.remove([field, indexValue(value), r.id]));
+  return Promise.all(writes);
+}
+
+/** The first (or last) key of a database, without reading further. */
+function edgeKey(db: LogDb, reverse: boolean): string | undefined {
+  for (const key of db.getKeys({ reverse, limit: 1 })) return key;
+  return undefined;
+}
+
+export interface BackfillState {
+  /** The last record id indexed; null before the first slice. */
+  cursor: string | null;
+  done: boolean;
+}
+
+const SLICE = 500;
+/** Pause between slices: the backfill takes a small share of the event loop and the writer. */
+const PAUSE_MS = 5;
+
+export interface Backfill {
+  stop(): void;
+  /** Resolves when the backfill finished or was stopped. */
+  readonly finished: Promise<void>;
+}
+
+/**
+ * Indexes the records written before the indexes existed, oldest first, a slice at a time.
+ * A fresh database (no records, no progress) is marked done at once. Idempotent: a slice that
+ * runs twice (a stop between write and progress) puts the same entries again.
+ */
+export function startBackfill(db: LogDb, idx: IndexDb, log: Logger): Backfill {
+  let stopped = false;
+  const stored = idx.get(BACKFILL_KEY);
+  const state = typeof stored === 'object' && stored !== null ? stored : undefined;
+  if (state?.done === true) return { stop: () => undefined, finished: Promise.resolve() };
+  if (state === undefined && edgeKey(db, false) === undefined) {
+    const finished = idx.put(BACKFILL_KEY, { cursor: null, done: true }).then(
+      () => undefined,
+      (err: unknown) => log.error('log index backfill failed', { err }),
+    );
+    return { stop: () => undefined, finished };
+  }
+  // Records from now on are indexed as they are written; the backfill stops at the last older one.
+  const until = edgeKey(db, true);
+  const finished = (async () => {
+    let cursor = state?.cursor ?? null;
+    let count = 0;
+    while (!stopped) {
+      const range = cursor === null ? { limit: SLICE } : { start: cursor, exclusiveStart: true, limit: SLICE };
+      let last: string | null = null;
+      let n = 0;
+      const writes: Array<Promise<boolean>> = [];
+      for (const { key, value } of db.getRange(range)) {
+        const id = key as string;
+        if (until !== undefined && id > until) break;
+        const ws = value.workspace_id;
+        for (const [field, v] of indexTerms(value)) writes.push(idx.put([field, indexValue(v), id], ws));
+        last = id;
+        n++;
+      }
+      await Promise.all(writes);
+      count += n;
+      const done = n < SLICE || last === null || (until !== undefined && last >= until);
+      await idx.put(BACKFILL_KEY, { cursor: last ?? cursor, done });
+      cursor = last ?? cursor;
+      if (done) {
+        log.info('log indexes backfilled', { records: count });
+        return;
+      }
+      await sleep(PAUSE_MS);
+    }
+  })().catch((err: unknown) => log.error('log index backfill failed', { err }));
+  return {
+    stop: () => {
+      stopped = true;
+    },
+    finished,
+  };
+}
