@@ -52,7 +52,7 @@ export function openExportDb(store: Store): ExportDb {
 export function transition(db: ExportDb, id: string, options: { from: ReadonlyArray<ExportStatus>; action: string; change(current: ExportRecord): Partial<ExportRecord> }): ExportRecord {
   return db.transactionSync(() => {
     const current = db.get(id);
-    if (current === undefined) throw AdminErrors.notFound(`Export ${id.slice(0, 64)} does not exist.`);
+    if (current === undefined) throw AdminErrors.notFound('The export does not exist.');
     if (!options.from.includes(current.status)) throw LoggingErrors.exportState(current.status, options.action);
     const next: ExportRecord = { ...current, ...options.change(current), id, last_updated_at: new Date().toISOString() };
     db.putSync(id, next);
