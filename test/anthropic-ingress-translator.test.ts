@@ -283,7 +283,7 @@ t.test('request: input that cannot be mapped is a 400 naming the param', async (
         ],
       }),
     'tools[1]',
-    /server tool "web_search_20250305"/,
+    /tools\[1\] is a server tool/,
   );
   rejects(() => request({ messages: [], tools: [{ name: 'f' }] }), 'tools[0].input_schema', /JSON Schema/);
   rejects(() => request({ messages: [], tools: [{ name: 'f', input_schema: {} }], tool_choice: { type: 'sometimes' } }), 'tool_choice.type', /"auto", "any"/);

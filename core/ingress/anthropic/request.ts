@@ -116,8 +116,18 @@ function textOf(block: unknown, param: string): string {
   return block.text;
 }
 
+/**
+ * Anthropic's own block types, the only `type` values an error may repeat: anything else came
+ * from the caller and is never echoed (it may be a secret pasted in the wrong field).
+ */
+const KNOWN_BLOCK_TYPES = new Set([
+  'text', 'image', 'document', 'search_result', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking',
+  'server_tool_use', 'web_search_tool_result', 'code_execution_tool_result', 'mcp_tool_use', 'mcp_tool_result', 'container_upload',
+]);
+
 function unsupported(type: string, role: string, param: string): never {
-  inexpressible(`Content blocks of type "${type}" in ${role} messages cannot be sent to this provider.`, param);
+  const which = KNOWN_BLOCK_TYPES.has(type) ? `of type "${type}"` : `of this type (${param}.type)`;
+  inexpressible(`Content blocks ${which} in ${role} messages cannot be sent to this provider.`, param);
 }
 
 /**
@@ -251,7 +261,7 @@ function chatTools(tools: unknown): Json[] {
     if (!isRecord(tool)) fail(`${at} must be an object.`, at);
     const type = tool.type;
     if (type !== undefined && type !== null && type !== 'custom' && tool.input_schema === undefined) {
-      inexpressible(`${at}: the server tool "${String(type)}" runs on Anthropic's servers and cannot be used with this provider.`, at);
+      inexpressible(`${at} is a server tool (its type is not "custom"): it runs on Anthropic's servers and cannot be used with this provider.`, at);
     }
     const name = stringField(tool, 'name');
     if (name === undefined || name.length === 0) fail(`${at}.name must be a non-empty string.`, `${at}.name`);

@@ -181,13 +181,16 @@ function userBlocks(content: unknown, i: number): ContentBlock[] {
     } else if (part.type === 'image_url') {
       blocks.push(imageBlock(part.image_url, `messages[${i}].content[${j}].image_url`));
     } else {
-      throw Errors.unsupportedParameter(`Bedrock Converse takes text and image_url content parts; ${String(part.type)} parts cannot be translated.`, {
+      throw Errors.unsupportedParameter(`Bedrock Converse takes text and image_url content parts; ${OPENAI_PART_TYPES.has(String(part.type)) ? `${String(part.type)} parts` : 'this part'} cannot be translated.`, {
         param: `messages[${i}].content[${j}].type`,
       });
     }
   });
   return blocks;
 }
+
+/** OpenAI's content part types: the only `type` values an error repeats (anything else came from the caller). */
+const OPENAI_PART_TYPES = new Set(['text', 'image_url', 'input_audio', 'file', 'refusal']);
 
 const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
 
@@ -211,7 +214,7 @@ function imageBlock(imageUrl: unknown, param: string): ContentBlock {
   }
   const format = IMAGE_FORMATS.get(data[1]!.toLowerCase());
   if (format === undefined) {
-    throw Errors.unsupportedParameter(`Bedrock Converse takes png, jpeg, gif or webp images, not ${data[1]}.`, { param });
+    throw Errors.unsupportedParameter('Bedrock Converse takes png, jpeg, gif or webp images only.', { param });
   }
   return { image: { format, source: { bytes: data[2]! } } };
 }
@@ -250,7 +253,7 @@ function toolSpecs(tools: unknown): ToolSpec[] {
   tools.forEach((tool, i) => {
     if (!isRecord(tool)) return;
     if (tool.type !== 'function' || !isRecord(tool.function)) {
-      throw Errors.unsupportedParameter(`Bedrock Converse takes function tools only; ${String(tool.type)} tools cannot be translated.`, {
+      throw Errors.unsupportedParameter('Bedrock Converse takes function tools only; this tool cannot be translated.', {
         param: `tools[${i}].type`,
       });
     }
