@@ -9,6 +9,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import {
+  applyMutations,
   canary,
   exchangeAndCheck,
   headerSafe,
@@ -17,6 +18,7 @@ import {
   jsonObject,
   jsonValue,
   leaf,
+  mutations,
   property,
   startFuzzTarget,
   toJsonText,
@@ -93,11 +95,13 @@ t.test('fuzz: x-gateway-config and the routing headers', async (t) => {
     forward_headers: fc.oneof(fc.array(fc.oneof(fc.constantFrom('host', 'authorization', 'connection', 'x-gateway-api-key', 'content-length'), hostileString(100)), { maxLength: 3 }), leaf(200)),
     weight: fc.oneof(fc.double({ min: 0, max: 1, noNaN: true }), hostileNumber, leaf(200)),
     name,
+    strategy,
   };
   const { config } = fc.letrec<{ config: Fuzzed; target: Fuzzed }>((tie) => ({
     config: fc.record(
-      { ...common, strategy, targets: fc.oneof({ depthSize: 'small' }, fc.array(tie('target'), { maxLength: 3 }), leaf(200)), custom_host: customHost },
-      { requiredKeys: ['targets', 'custom_host'] },
+      { ...common, provider, targets: fc.oneof({ depthSize: 'small' }, fc.array(tie('target'), { maxLength: 3 }), leaf(200)), custom_host: customHost },
+      // custom_host is inherited, so with it on every config no target can reach a real provider.
+      { requiredKeys: ['custom_host'] },
     ),
     target: fc.oneof(
       { depthSize: 'small' },
@@ -122,6 +126,38 @@ t.test('fuzz: x-gateway-config and the routing headers', async (t) => {
   const metadata = fc.oneof(fc.constant(undefined), fc.dictionary(fc.constantFrom('tier', 'user', '_user'), metadataValue, { maxKeys: 2 }).map(toJsonText));
   await property(t, 'routing configs with hostile fields', { target, weight: 4 }, fc.tuple(config, body, metadata), ([cfg, b, meta]) =>
     send({ 'x-gateway-config': headerSafe(toJsonText(cfg)), ...(meta === undefined ? {} : { 'x-gateway-metadata': headerSafe(meta) }) }, b),
+  );
+
+  // Near-valid configs: one valid config, one to three fields broken, so each field's checks are
+  // reached (a config with many broken fields stops at the first one the validator looks at).
+  const provider0 = { provider: 'openai', custom_host: mockHost, api_key: 'sk-fuzz-a' };
+  const provider1 = { provider: 'openai', custom_host: mockHost, api_key: 'sk-fuzz-b', override_params: { model: 'gpt-4o-mini' } };
+  const validConfigs: Fuzzed[] = [
+    { custom_host: mockHost, strategy: { mode: 'fallback', on_status_codes: [429, 503] }, retry: { attempts: 1 }, targets: [provider0, provider1] },
+    {
+      custom_host: mockHost,
+      strategy: { mode: 'conditional', conditions: [{ query: { 'metadata.tier': { $eq: 'pro' } }, then: 'a' }], default: 'b' },
+      targets: [{ ...provider0, name: 'a' }, { ...provider1, name: 'b' }],
+    },
+    { custom_host: mockHost, strategy: { mode: 'loadbalance' }, targets: [{ ...provider0, weight: 0.5 }, { strategy: { mode: 'single' }, targets: [provider1] }] },
+    { ...provider0, strategy: { mode: 'single' }, cache: { mode: 'simple', max_age: 60 }, request_timeout: 5_000 },
+  ];
+  // Never the root custom_host: every target inherits it, so no mutation can send one to a real provider.
+  const configPaths: Array<ReadonlyArray<string | number>> = [
+    ['strategy'], ['strategy', 'mode'], ['strategy', 'on_status_codes'], ['strategy', 'on_status_codes', 0], ['strategy', 'conditions'],
+    ['strategy', 'conditions', 0], ['strategy', 'conditions', 0, 'query'], ['strategy', 'conditions', 0, 'query', 'metadata.tier'],
+    ['strategy', 'conditions', 0, 'then'], ['strategy', 'default'], ['retry'], ['retry', 'attempts'], ['retry', 'on_status_codes'],
+    ['retry', 'use_retry_after_header'], ['request_timeout'], ['cache'], ['cache', 'mode'], ['cache', 'max_age'], ['override_params'],
+    ['override_params', 'temperature'], ['override_params', 'model'], ['override_params', 'messages'], ['targets'], ['targets', 0],
+    ['targets', 0, 'strategy'], ['targets', 0, 'provider'], ['targets', 0, 'api_key'], ['targets', 0, 'weight'], ['targets', 0, 'name'],
+    ['targets', 0, 'override_params'], ['targets', 0, 'retry', 'attempts'], ['targets', 0, 'request_timeout'], ['targets', 0, 'forward_headers'],
+    ['targets', 0, 'custom_host'], ['targets', 0, 'virtual_key'], ['targets', 0, 'cache', 'max_age'], ['targets', 1, 'targets'],
+    ['targets', 1, 'strategy'], ['targets', 1, 'targets', 0, 'strategy'], ['weight'], ['forward_headers'],
+  ];
+  const configValue = fc.oneof({ arbitrary: jsonValue(SHORT), weight: 3 }, query, strategy, regex.map((r): Fuzzed => ({ $regex: r })));
+  const nearValid = fc.tuple(fc.constantFrom(...validConfigs), mutations(configPaths, SHORT, configValue)).map(([cfg, changes]) => applyMutations(cfg, changes));
+  await property(t, 'valid configs with hostile fields', { target, weight: 4 }, nearValid, (cfg) =>
+    send({ 'x-gateway-config': headerSafe(toJsonText(cfg)), 'x-gateway-metadata': '{"tier":"pro"}' }),
   );
 
   const headerValue = (arb: fc.Arbitrary<string>): fc.Arbitrary<string | undefined> => fc.option(arb.map(headerSafe), { nil: undefined });

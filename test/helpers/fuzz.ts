@@ -152,9 +152,15 @@ export interface Mutation {
 export const REMOVE = Symbol('remove');
 
 /** 1–3 mutations of the given field paths (paths may point below fields that do not exist yet). */
-export function mutations(paths: ReadonlyArray<ReadonlyArray<string | number>>, maxLong = 1_000_000): fc.Arbitrary<Mutation[]> {
+export function mutations(
+  paths: ReadonlyArray<ReadonlyArray<string | number>>,
+  maxLong = 1_000_000,
+  values: fc.Arbitrary<Fuzzed> = jsonValue(maxLong),
+): fc.Arbitrary<Mutation[]> {
   const value: fc.Arbitrary<Fuzzed | typeof REMOVE> = fc.oneof(
-    { arbitrary: jsonValue(maxLong), weight: 6 },
+    { arbitrary: values, weight: 6 },
+    // null on its own: "present but null" is the case code most often forgets (`strategy: null`).
+    { arbitrary: fc.constant(null), weight: 1 },
     { arbitrary: fc.constant(REMOVE), weight: 1 },
   );
   return fc.array(fc.record({ path: fc.constantFrom(...paths), value }), { minLength: 1, maxLength: 3 });
