@@ -45,7 +45,7 @@ export function writeReply(
   later(res, directives.firstByteDelay, function firstByte() {
     switch (reply.kind) {
       case 'json':
-        writeJson(res, reply.status, JSON.stringify(reply.body), headers);
+        writeJsonBody(res, reply.status, reply.body, headers);
         return;
       case 'raw':
         headers['content-type'] = reply.contentType;
@@ -58,6 +58,23 @@ export function writeReply(
         return;
     }
   });
+}
+
+/**
+ * Serialises a JSON reply. A reply that echoes request fields (the Responses API echoes `text`,
+ * `tools`, `metadata`) can nest deeper than JSON.stringify recurses; a real provider refuses such
+ * a request with a 400, and the mock must not die of a RangeError in the process it shares with a test.
+ */
+function writeJsonBody(res: ServerResponse, status: number, body: unknown, headers: OutgoingHttpHeaders): void {
+  let payload: string;
+  try {
+    payload = JSON.stringify(body);
+  } catch {
+    const error = { message: 'The request is nested too deeply.', type: 'invalid_request_error', param: null, code: null };
+    writeJson(res, 400, JSON.stringify({ error }), headers);
+    return;
+  }
+  writeJson(res, status, payload, headers);
 }
 
 export function writeJson(res: ServerResponse, status: number, payload: string, headers: OutgoingHttpHeaders): void {

@@ -82,7 +82,7 @@ export interface ExportRouteDeps {
 export function exportRoutes(app: GatewayApp, deps: ExportRouteDeps): RouteDefinition[] {
   const { db, sources, runner } = deps;
   const visible = (principal: Parameters<typeof assertVisible>[0], id: string): ExportRecord =>
-    assertVisible(principal, db.get(id), `Export ${id.slice(0, 64)}`);
+    assertVisible(principal, db.get(id), 'Export');
 
   /** Checks the filters (a bad metadata or time range is a 400 now, not a failed run) and counts. */
   function countDraft(e: ExportRecord): Promise<number> {
@@ -250,7 +250,7 @@ function downloadRoute(db: ExportDb, sources: ExportSources): RouteDefinition {
       const principal = ctx.get('principal');
       if (principal === undefined) throw AdminErrors.unauthenticated();
       authorize(principal, def);
-      const e = assertVisible(principal, db.get(params.id!), `Export ${params.id!.slice(0, 64)}`);
+      const e = assertVisible(principal, db.get(params.id!), 'Export');
       if (e.status !== 'success') throw LoggingErrors.exportNotReady(e.status);
       // Streamed: the core writes each chunk with backpressure, never the whole file at once.
       return reply(200, exportJsonl(sources, e, ctx.signal), {

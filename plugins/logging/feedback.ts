@@ -99,7 +99,7 @@ export function feedbackRoutes(app: GatewayApp, db: FeedbackDb): RouteDefinition
       async handler({ params, body, principal }) {
         if (principal.workspace_id === null) throw LoggingErrors.feedbackKeyKind();
         const id = params.id!;
-        const current = assertVisible(principal, db.get(id), `Feedback ${id.slice(0, 64)}`);
+        const current = assertVisible(principal, db.get(id), 'Feedback');
         const next: FeedbackRecord = {
           ...current,
           trace_id: body.trace_id ?? current.trace_id,

@@ -41,7 +41,7 @@ export function logRoutes(app: GatewayApp, deps: LogRouteDeps): RouteDefinition[
       workspaceDefault: 'all',
       response: logSchema,
       handler({ params, principal }) {
-        return assertVisible(principal, db.get(params.id!), `Log ${params.id!.slice(0, 64)}`);
+        return assertVisible(principal, db.get(params.id!), 'Log');
       },
     }),
     defineAdminRoute<never, LogListQuery>({
