@@ -7,12 +7,16 @@
  *                        every Collection insert/update/delete inside ─▶ transactionSync {
  *                            the change + its indexes + companion.putSync(key, value) }
  *
- * The scope follows the handler through its awaits (AsyncLocalStorage), so no handler passes it
- * along, and it closes when the handler is done: work the handler left running (a background job)
- * does not write records for a request already answered. Writing the same key again (a handler
- * writing several records) overwrites it in the same or a later transaction: one record a call.
+ * The scope covers the synchronous run of the handler, which is where admin handlers write (the
+ * store's writes are synchronous transactions). A write a handler makes after an `await` does not
+ * carry the record; the admin route then commits the record by itself before it answers, so the
+ * acknowledgement never outruns it. Writing the same key again (a handler writing several records)
+ * overwrites it in the same or a later transaction: one record a call.
+ *
+ * Why not AsyncLocalStorage, which would follow the awaits too: on Node 20, the first `run()` turns
+ * on async hooks for the rest of the process, and every promise then pays for them (measured: a
+ * promise-heavy loop 30-60 % slower, the governance pipeline's throughput with it).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Database } from 'lmdb';
 
 export interface Companion {
@@ -28,21 +32,25 @@ interface Scope {
   open: boolean;
 }
 
-const scopes = new AsyncLocalStorage<Scope>();
+/** The scope of the handler running synchronously right now, if any. */
+let current: Scope | undefined;
 
 /**
- * Runs `fn` with `companion` riding along every collection write it makes; closes the scope
- * when `fn` (or the promise it returns) is done.
+ * Runs `fn` with `companion` riding along every collection write its synchronous run makes; the
+ * scope closes when `fn` returns (or throws), before any promise it returned settles.
  *
  * @example
  *   const result = await withCompanion({ db: auditDb, key: id, value: () => record }, () => handler(input));
  */
-export async function withCompanion<R>(companion: Companion, fn: () => R | Promise<R>): Promise<R> {
+export function withCompanion<R>(companion: Companion, fn: () => R): R {
+  const outer = current;
   const scope: Scope = { companion, open: true };
+  current = scope;
   try {
-    return await scopes.run(scope, fn);
+    return fn();
   } finally {
     scope.open = false;
+    current = outer;
   }
 }
 
@@ -51,7 +59,7 @@ export async function withCompanion<R>(companion: Companion, fn: () => R | Promi
  * any, in the same transaction. `self` is the collection's own database (never its own companion).
  */
 export function putCompanion(self: Database<unknown, string>): void {
-  const scope = scopes.getStore();
+  const scope = current;
   if (scope === undefined || !scope.open || scope.companion.db === self) return;
   scope.companion.db.putSync(scope.companion.key, scope.companion.value());
 }
