@@ -329,7 +329,9 @@ t.test('the walk is bounded: a filter matching nothing in a wide window stops wi
   // A time bound: the index cannot count alone, the walk counts up to the bound.
   const since = new Date(base - 1000).toISOString();
   const counted = await listLogs({ db, idx }, { start_time: since, current_page: 0, page_size: 10 }, null, { visit: 100_000, total: 50 });
-  t.match(counted, { total: 60, total_exact: false, has_more: true }, 'total stops at page + bound: a lower bound');
+  // Counting past the page also stops after a few ms, so under load it may stop before the bound.
+  t.match(counted, { total_exact: false, has_more: true }, 'past the page, total is a lower bound');
+  t.ok(counted.total >= 10 && counted.total <= 60, `total stops at page + bound at the most (got ${counted.total})`);
   const exact = await listLogs({ db, idx }, { current_page: 0, page_size: 10 }, null, { visit: 100_000, total: 50 });
   t.match(exact, { total: 3000, total_exact: true, has_more: true }, 'without a time bound the index counts exactly');
   t.equal(exact.data.length, 10);

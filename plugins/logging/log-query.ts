@@ -82,34 +82,24 @@ interface Stream {
   advance(): void;
 }
 
-function indexStream(idx: IndexDb, field: IndexField, value: string, q: LogQuery): Stream {
+/**
+ * A stream over bounded reads: `read(after, size)` returns the next entries after the id `after`
+ * (from the start when undefined); a short read is the end. The first read is small (a first page
+ * is usually all a list needs), later ones larger.
+ */
+function chunkedStream(read: (after: string | undefined, size: number) => Entry[]): Stream {
   let buf: Entry[] = [];
   let pos = 0;
   let done = false;
-  let cursor: string | undefined;
   let size = FIRST_READ;
-  const v = indexValue(value);
-  const fill = (): void => {
-    const lowKey: Key = [field, v, q.low ?? ''];
-    const highKey: Key = [field, v, q.high ?? TOP];
-    const range = q.newestFirst
-      ? { start: cursor === undefined ? highKey : [field, v, cursor], end: lowKey, reverse: true, limit: size, exclusiveStart: cursor !== undefined }
-      : { start: cursor === undefined ? lowKey : [field, v, cursor], end: highKey, limit: size, exclusiveStart: cursor !== undefined };
-    buf = [];
-    pos = 0;
-    for (const { key, value: ws } of idx.getRange(range)) {
-      const id = (key as string[])[2]!;
-      cursor = id;
-      buf.push({ id, ws: ws as string | null });
-    }
-    if (buf.length < size) done = true;
-    size = READ;
-  };
   return {
     head() {
       if (pos >= buf.length) {
         if (done) return undefined;
-        fill();
+        buf = read(buf[buf.length - 1]?.id, size);
+        pos = 0;
+        if (buf.length < size) done = true;
+        size = READ;
       }
       return buf[pos];
     },
@@ -119,37 +109,29 @@ function indexStream(idx: IndexDb, field: IndexField, value: string, q: LogQuery
   };
 }
 
+function indexStream(idx: IndexDb, field: IndexField, value: string, q: LogQuery): Stream {
+  const v = indexValue(value);
+  const lowKey: Key = [field, v, q.low ?? ''];
+  const highKey: Key = [field, v, q.high ?? TOP];
+  return chunkedStream((cursor, size) => {
+    const range = q.newestFirst
+      ? { start: cursor === undefined ? highKey : [field, v, cursor], end: lowKey, reverse: true, limit: size, exclusiveStart: cursor !== undefined }
+      : { start: cursor === undefined ? lowKey : [field, v, cursor], end: highKey, limit: size, exclusiveStart: cursor !== undefined };
+    const out: Entry[] = [];
+    for (const { key, value: ws } of idx.getRange(range)) out.push({ id: (key as string[])[2]!, ws: ws as string | null });
+    return out;
+  });
+}
+
 function primaryStream(db: LogDb, q: LogQuery): Stream {
-  let buf: Entry[] = [];
-  let pos = 0;
-  let done = false;
-  let cursor: string | undefined;
-  let size = FIRST_READ;
-  const fill = (): void => {
+  return chunkedStream((cursor, size) => {
     const range = q.newestFirst
       ? { start: cursor ?? q.high, end: q.low, reverse: true, limit: size, exclusiveStart: cursor !== undefined }
       : { start: cursor ?? q.low, end: q.high, limit: size, exclusiveStart: cursor !== undefined };
-    buf = [];
-    pos = 0;
-    for (const { key, value } of db.getRange(range)) {
-      cursor = key as string;
-      buf.push({ id: cursor, record: value });
-    }
-    if (buf.length < size) done = true;
-    size = READ;
-  };
-  return {
-    head() {
-      if (pos >= buf.length) {
-        if (done) return undefined;
-        fill();
-      }
-      return buf[pos];
-    },
-    advance() {
-      pos++;
-    },
-  };
+    const out: Entry[] = [];
+    for (const { key, value } of db.getRange(range)) out.push({ id: key as string, record: value });
+    return out;
+  });
 }
 
 /** Several streams as one, in id order (newest first: the greatest id first). */
