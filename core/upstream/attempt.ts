@@ -26,8 +26,8 @@ import { SseParser, serializeSse, type SseEvent } from '../sse/sse-parser.js';
 import { downstreamHeaders, headerValue, upstreamRequestHeaders } from './headers.js';
 import type { EventDecoder, StreamTranslator, TranslateContext, TranslatedRequest, Translator } from '../providers/types.js';
 import { reply as makeReply } from '../reply.js';
-import { UsageMeter, jsonObject, needsUsageInjection, withUsageRequested } from '../usage/meter.js';
-import { expectsJson } from './answer-check.js';
+import { UsageMeter, needsUsageInjection, withUsageRequested } from '../usage/meter.js';
+import { expectsJson, looksLikeJsonObject } from './answer-check.js';
 import { roughPrompt, settleUsage } from '../usage/estimate.js';
 import { upstreamFailure } from './errors.js';
 import { checkBuiltUrl } from './ssrf.js';
@@ -622,11 +622,12 @@ class UpstreamCall implements Dispatcher.DispatchHandler {
       const capture = this.#capture;
       const body = this.rt.pipeline.onResponseBody;
       void (async () => {
-        const bytes = capture === undefined ? undefined : Buffer.concat(capture);
-        if (bytes !== undefined) {
+        // Joined only for those who read the whole answer (the meter, onResponseBody observers).
+        const bytes = capture === undefined || (this.meter === undefined && body === null) ? undefined : Buffer.concat(capture);
+        if (capture !== undefined) {
           const json = expectsJson(this.ctx, this.#status);
-          // One parse serves both: the meter reads usage from it and says whether it was JSON.
-          const readable = this.meter !== undefined ? this.meter.body(bytes) : !json || jsonObject(bytes) !== undefined;
+          // The meter's parse serves both; with no meter, a byte check (answer-check.ts) instead of a parse.
+          const readable = this.meter !== undefined ? this.meter.body(bytes!) : !json || looksLikeJsonObject(capture);
           // The bytes went out as they came (they are the provider's); the request is logged as failed.
           if (!readable && json) this.ctx.streamError ??= Errors.upstreamInvalidResponse(`The upstream answered ${this.#status} with a body that is not JSON.`);
         }

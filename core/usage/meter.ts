@@ -189,7 +189,7 @@ export class UsageMeter {
 }
 
 /** The body as a JSON object, or undefined when it is not one (`null`, a number, HTML…). */
-export function jsonObject(bytes: Buffer): Json | undefined {
+function jsonObject(bytes: Buffer): Json | undefined {
   let value: unknown;
   try {
     value = JSON.parse(bytes.toString('utf8'));
