@@ -19,6 +19,7 @@ import { createLogger, type Logger } from './logger.js';
 import type { Runtime } from './runtime.js';
 import { openStore, type Store } from './store/store.js';
 import { bootstrapStore } from './store/bootstrap.js';
+import { openDistributed } from './store/distributed/connections.js';
 import { createTokenCounter } from './workers/token-counter.js';
 import type { TokenCounter } from './workers/types.js';
 import { buildOpenApi } from './admin/openapi.js';
@@ -96,7 +97,9 @@ async function buildRuntime(config: GatewayConfig, agent: Agent, options: BuildO
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const log = options.logger ?? createLogger();
   const catalog = options.catalog ?? {};
-  const store = openStore({ dir: config.store.path, log, env: options.env ?? process.env, mapSize: config.store.map_size });
+  const { postgres, redis } = config.store;
+  const distributed = postgres && redis ? await openDistributed(postgres, redis, log) : undefined;
+  const store = openStore({ dir: config.store.path, log, env: options.env ?? process.env, mapSize: config.store.map_size, distributed });
   const boot = bootstrapStore(store, options.env ?? process.env, log);
   // Threads start on the first large count only; reloads share this one counter.
   const tokens = createTokenCounter();

@@ -48,7 +48,7 @@ t.test('an empty mapping gets every default, the same as examples/full.yaml', as
       shutdown_grace: 30000,
       stream_ping_interval: 10000,
     },
-    store: { path: './data', map_size: 2 ** 34 },
+    store: { path: './data', map_size: 2 ** 34, postgres: null, redis: null },
     audit: { summary_bytes: 8192, retention_days: 90, max_records: 1_000_000 },
     security: { custom_hosts: { allow: ['localhost', '127.0.0.1', '::1'], allow_loopback: true } },
     upstream: { connections: 128, keep_alive_timeout: 60000, connect_timeout: 10000, request_timeout: 600000 },

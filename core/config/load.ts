@@ -23,6 +23,7 @@ import { describe, problemFromAjv } from './ajv-problems.js';
 export { formatPath } from './positions.js';
 import type {
   ConfigProblem,
+  FaultMode,
   GatewayConfig,
   Locator,
   PipelineEntry,
@@ -57,7 +58,12 @@ interface RawConfig {
     shutdown_grace: Duration;
     stream_ping_interval: Duration;
   };
-  store: { path: string; map_size: Size };
+  store: {
+    path: string;
+    map_size: Size;
+    postgres?: { url?: string; pool: number; log_queue: number };
+    redis?: { url?: string; key_prefix: string; command_timeout: Duration; rate_limits: FaultMode; budgets: FaultMode };
+  };
   audit: { summary_bytes: Size; retention_days: number; max_records: number };
   security: SecurityConfig;
   upstream: { connections: number; keep_alive_timeout: Duration; connect_timeout: Duration; request_timeout: Duration };
@@ -124,6 +130,8 @@ interface EnvOverrides {
   host?: string;
   port?: number;
   dataDir?: string;
+  postgresUrl?: string;
+  redisUrl?: string;
 }
 
 /** Empty variables count as unset: `GATEWAY_PORT= npm start` should not fail. */
@@ -131,6 +139,8 @@ function readEnvOverrides(env: NodeJS.ProcessEnv, problems: ConfigProblem[]): En
   const overrides: EnvOverrides = {};
   if (env.GATEWAY_HOST) overrides.host = env.GATEWAY_HOST;
   if (env.GATEWAY_DATA_DIR) overrides.dataDir = env.GATEWAY_DATA_DIR;
+  if (env.GATEWAY_POSTGRES_URL) overrides.postgresUrl = env.GATEWAY_POSTGRES_URL;
+  if (env.GATEWAY_REDIS_URL) overrides.redisUrl = env.GATEWAY_REDIS_URL;
   const port = env.GATEWAY_PORT?.trim();
   if (port) {
     // 0 (any free port) is allowed here, not in the YAML: tests start gateways on port 0.
@@ -181,7 +191,19 @@ function buildConfig(raw: RawConfig, file: string, baseDir: string, convert: Con
       shutdown_grace: ms(server.shutdown_grace, 'server', 'shutdown_grace'),
       stream_ping_interval: ms(server.stream_ping_interval, 'server', 'stream_ping_interval'),
     },
-    store: { path: raw.store.path, map_size: bytes(raw.store.map_size, 'map_size', 'store') },
+    store: {
+      path: raw.store.path,
+      map_size: bytes(raw.store.map_size, 'map_size', 'store'),
+      // Completed by applyDistributedMode (the environment overrides the urls); null = not set.
+      postgres: { url: raw.store.postgres?.url ?? '', pool: raw.store.postgres?.pool ?? 10, log_queue: raw.store.postgres?.log_queue ?? 100_000 },
+      redis: {
+        url: raw.store.redis?.url ?? '',
+        key_prefix: raw.store.redis?.key_prefix ?? 'gw:',
+        command_timeout: raw.store.redis ? convert(raw.store.redis.command_timeout, ['store', 'redis', 'command_timeout'], DURATION_UNITS) : 1000,
+        rate_limits: raw.store.redis?.rate_limits ?? 'fail_open',
+        budgets: raw.store.redis?.budgets ?? 'fail_closed',
+      },
+    },
     audit: {
       summary_bytes: bytes(raw.audit.summary_bytes, 'summary_bytes', 'audit'),
       retention_days: raw.audit.retention_days,
@@ -283,7 +305,40 @@ export function loadConfigText(text: string, file: string, env: NodeJS.ProcessEn
   if (overrides.host !== undefined) config.server.host = overrides.host;
   if (overrides.port !== undefined) config.server.port = overrides.port;
   if (overrides.dataDir !== undefined) config.store.path = overrides.dataDir;
+  applyDistributedMode(config, data.store, overrides, problems, absolute, locate);
   return finish(config, problems, locate);
+}
+
+/**
+ * Distributed mode needs both backends: PostgreSQL alone would share keys but multiply every limit
+ * by the number of hosts; Valkey alone would share limits but leave each host with its own keys.
+ * Either url may come from the environment, with the rest of the section (or its defaults) from YAML.
+ */
+function applyDistributedMode(
+  config: GatewayConfig,
+  raw: RawConfig['store'],
+  overrides: EnvOverrides,
+  problems: ConfigProblem[],
+  file: string,
+  locate: Locator,
+): void {
+  const pg = overrides.postgresUrl ?? raw.postgres?.url;
+  const redis = overrides.redisUrl ?? raw.redis?.url;
+  config.store.postgres = pg ? { ...config.store.postgres!, url: pg } : null;
+  config.store.redis = redis ? { ...config.store.redis!, url: redis } : null;
+  if (Boolean(pg) === Boolean(redis)) return;
+  const [set, missing] = pg
+    ? ['PostgreSQL (store.postgres.url or GATEWAY_POSTGRES_URL)', 'Valkey/Redis (store.redis.url or GATEWAY_REDIS_URL)']
+    : ['Valkey/Redis (store.redis.url or GATEWAY_REDIS_URL)', 'PostgreSQL (store.postgres.url or GATEWAY_POSTGRES_URL)'];
+  problems.push({
+    file: overrides.postgresUrl || overrides.redisUrl ? ENV_FILE : file,
+    ...(overrides.postgresUrl || overrides.redisUrl ? NOWHERE : locate(['store'])),
+    path: 'store',
+    message:
+      `distributed mode needs both backends: ${set} is set but ${missing} is not. PostgreSQL holds the shared ` +
+      'control plane and Valkey the shared counters; with one alone, hosts would disagree on keys or multiply every limit ' +
+      'by the number of hosts. Set both, or neither for the embedded default.',
+  });
 }
 
 /**

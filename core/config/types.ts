@@ -39,6 +39,35 @@ export interface StoreConfig {
   path: string; // default ./data, resolved against the process cwd
   /** The most data the store may hold, in bytes; enforced by the gateway (LMDB grows on demand). Default 16 GiB. */
   map_size: number;
+  /** Distributed mode's control plane (with `redis`); null on the embedded default. */
+  postgres: PostgresConfig | null;
+  /** Distributed mode's shared hot state (with `postgres`); null on the embedded default. */
+  redis: RedisConfig | null;
+}
+
+/** What a gateway does with a kind of counter while Valkey/Redis is unreachable. */
+export type FaultMode = 'fail_open' | 'fail_closed';
+
+export interface PostgresConfig {
+  /** `postgres://user:password@host:port/database` (GATEWAY_POSTGRES_URL overrides). */
+  url: string;
+  /** Connections per gateway process. Default 10. */
+  pool: number;
+  /** Log records held in memory while PostgreSQL is unreachable; past it they are dropped and counted. Default 100,000. */
+  log_queue: number;
+}
+
+export interface RedisConfig {
+  /** `redis://[:password@]host:port[/db]` or `rediss://…` (GATEWAY_REDIS_URL overrides). */
+  url: string;
+  /** Prefix of every key the gateway writes, so one Valkey can serve several gateways. Default `gw:`. */
+  key_prefix: string;
+  /** How long a command may take before it counts as a fault (ms). Default 1000. */
+  command_timeout: number;
+  /** Rate limits while Valkey is unreachable: serve and count locally (default), or 503. */
+  rate_limits: FaultMode;
+  /** Budgets while Valkey is unreachable: 503 (default), or serve and count locally. */
+  budgets: FaultMode;
 }
 
 export interface AuditConfig {

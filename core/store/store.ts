@@ -15,6 +15,7 @@ import { guardCommitFailures } from './write-failures.js';
 import { createSecretBox, loadMasterKey, type SecretBox } from './secrets.js';
 import type * as R from './records.js';
 import type { Logger } from '../logger.js';
+import type { Distributed } from './distributed/connections.js';
 
 /** Bumped when a migration is added below. */
 export const SCHEMA_VERSION = 1;
@@ -86,6 +87,11 @@ export interface Store {
   readonly secrets: SecretBox;
   /** The size limit (`store.map_size`): measured use, and whether writes that grow the store are refused. */
   readonly capacity: StoreCapacity;
+  /**
+   * The shared backends in distributed mode (PostgreSQL + Valkey), undefined on the embedded
+   * default. Plugins ask through core's contracts; this handle is for the drivers behind them.
+   */
+  readonly distributed?: Distributed;
   /** Small key-value settings (schema version, bootstrap state). */
   readonly meta: Database<unknown, string | string[]>;
   /** Waits for pending asynchronous writes to be durable. */
@@ -100,6 +106,8 @@ export interface OpenStoreOptions {
   env?: NodeJS.ProcessEnv;
   /** The most data the store may hold, in bytes (`store.map_size`); default {@link DEFAULT_MAP_SIZE}. */
   mapSize?: number;
+  /** Distributed mode's backends, opened by the caller; closed with the store. */
+  distributed?: Distributed;
 }
 
 /** 16 GiB: LMDB reserves address space, not disk, so the default is generous. */
@@ -126,12 +134,14 @@ export function openStore(options: OpenStoreOptions): Store {
     capacity,
     secrets: createSecretBox(loadMasterKey(dir, options.env ?? process.env, options.log)),
     meta,
+    ...(options.distributed ? { distributed: options.distributed } : {}),
     async flush() {
       await root.flushed;
     },
     async close() {
       capacity.close();
       await root.close();
+      await options.distributed?.close();
     },
   };
   migrate(store, options.log);
