@@ -4,6 +4,9 @@
  */
 import t from 'tap';
 import { Redis } from 'ioredis';
+import pg from 'pg';
+import { createLogger } from '../core/logger.js';
+import { runMigrations } from '../core/store/distributed/migrate.js';
 import { loadConfigText } from '../core/config/load.js';
 import { startGateway } from './helpers/gateway.js';
 import { needServices } from './helpers/services.js';
@@ -57,4 +60,33 @@ t.test('a gateway in distributed mode reaches both servers at start, and names t
   );
   t.match(failed, /cannot reach PostgreSQL at 127\.0\.0\.1:1/);
   t.notMatch(failed, /hunter2/, 'the password never appears');
+});
+
+t.test('migrations run once, under a lock, when several hosts start together', async (t) => {
+  const svc = needServices(t, ['postgres']);
+  if (!svc) return;
+  const pgServer = await svc.postgres();
+  const url = await pgServer.database();
+  const pools = [0, 1, 2].map(() => new pg.Pool({ connectionString: url, max: 2 }));
+  t.teardown(() => Promise.all(pools.map((p) => p.end())));
+  const log = createLogger({ level: 'error' });
+  let ran = 0;
+  const steps = [
+    'CREATE TABLE t_one (id int PRIMARY KEY)',
+    async (client: pg.PoolClient) => {
+      ran++;
+      await client.query('INSERT INTO t_one VALUES (1)');
+    },
+  ];
+  await Promise.all(pools.map((p) => runMigrations(p, 'test', steps, log)));
+  t.equal(ran, 1, 'the step ran on one host only');
+  const { rows } = await pools[0]!.query<{ version: number }>("SELECT version FROM gateway_migrations WHERE component = 'test' ORDER BY version");
+  t.same(rows.map((r) => r.version), [1, 2]);
+
+  // A failing step leaves nothing of itself behind, and the next start retries it.
+  const failing = [...steps, 'CREATE TABLE t_two (id int); SELECT 1/0'];
+  await t.rejects(runMigrations(pools[1]!, 'test', failing, log), /division by zero/);
+  const two = await pools[1]!.query("SELECT to_regclass('t_two') AS t");
+  t.equal(two.rows[0].t, null, 'the failed step rolled back');
+  await t.rejects(runMigrations(pools[2]!, 'test', steps.slice(0, 1), log), /newer than this gateway/);
 });
