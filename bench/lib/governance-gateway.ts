@@ -59,6 +59,10 @@ export interface GovernanceOptions {
   mockOrigin: string;
   /** Node flags for the governance gateway (`--cpu-prof`, …). */
   nodeFlags?: string[];
+  /** Added to the gateway's environment (distributed mode: GATEWAY_POSTGRES_URL, GATEWAY_REDIS_URL). */
+  env?: Record<string, string>;
+  /** Shown in progress lines; default "governance gateway". */
+  name?: string;
   log(line: string): void;
 }
 
@@ -84,12 +88,12 @@ export async function startGovernanceGateway(options: GovernanceOptions): Promis
   const adminKey = `gw-bench-${randomBytes(24).toString('hex')}`;
   const service = await startGatewayProcess({
     pinning: options.pinning,
-    name: 'governance gateway',
-    dir: runTempDir('governance'),
+    name: options.name ?? 'governance gateway',
+    dir: runTempDir(options.name === undefined ? 'governance' : options.name.replace(/\W+/g, '-')),
     pipeline: GOVERNANCE_PIPELINE,
     nodeFlags: options.nodeFlags,
     // A master key in the environment keeps the gateway from writing (and warning about) a key file.
-    env: { GATEWAY_ADMIN_KEY: adminKey, GATEWAY_MASTER_KEY: randomBytes(32).toString('hex') },
+    env: { GATEWAY_ADMIN_KEY: adminKey, GATEWAY_MASTER_KEY: randomBytes(32).toString('hex'), ...options.env },
   });
   const idleRss = readRss(service.pid);
   const origin = service.url;
@@ -100,7 +104,7 @@ export async function startGovernanceGateway(options: GovernanceOptions): Promis
     const slug = vk.slug;
     let requestsPolicy = idOf(await admin('POST', '/policies/rate-limits', REQUESTS_POLICY), 'rate limits policy');
     const usagePolicy = idOf(await admin('POST', '/policies/usage-limits', USAGE_POLICY), 'usage limits policy');
-    options.log(`governance gateway ready at ${origin} (pid ${service.pid}): virtual key ${slug}, rate limits policy ${requestsPolicy}, usage limits policy ${usagePolicy}`);
+    options.log(`${options.name ?? 'governance gateway'} ready at ${origin} (pid ${service.pid}): virtual key ${slug}, rate limits policy ${requestsPolicy}, usage limits policy ${usagePolicy}`);
 
     const headers = { 'content-type': 'application/json', 'x-gateway-api-key': adminKey, 'x-gateway-virtual-key': slug };
     const cacheConfig = JSON.stringify({ cache: { mode: 'simple', max_age: 3600 }, targets: [{ virtual_key: slug }] });

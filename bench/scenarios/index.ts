@@ -7,6 +7,7 @@ import type { Scenario } from '../lib/scenario.js';
 import { analytics } from './analytics.js';
 import { cacheHit } from './cache-hit.js';
 import { dialects } from './dialects.js';
+import { distributed } from './distributed.js';
 import { eventLoop } from './event-loop.js';
 import { governance } from './governance.js';
 import { h2c } from './h2c.js';
@@ -16,4 +17,4 @@ import { memory } from './memory.js';
 import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
 
-export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, dialects, governance, cacheHit, eventLoop, analytics, logs, memory];
+export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, dialects, governance, distributed, cacheHit, eventLoop, analytics, logs, memory];
