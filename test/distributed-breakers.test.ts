@@ -10,6 +10,7 @@ import { request } from 'undici';
 import { needServices } from './helpers/services.js';
 import { distributedBackends, startHosts, type Host } from './helpers/hosts.js';
 import { ADMIN_KEY, startMock, type MockUpstream } from './helpers/gateway.js';
+import { applyRemote, available, begin, record, resetBreakers, shareBreakers, snapshot, type BreakerSettings, type BreakerSync } from '../core/router/breaker.js';
 
 /** See test/distributed-cache.test.ts: false once the control plane is replicated through PostgreSQL. */
 const SHARED_DATA_DIR = true;
@@ -67,6 +68,44 @@ async function faults(host: Host, kind: string): Promise<number> {
   const m = new RegExp(`^gateway_shared_state_faults_total\\{kind="${kind}"\\} (\\d+)`, 'm').exec(text);
   return m ? Number(m[1]) : 0;
 }
+
+t.test('unit: what a host tells the sync, and what it takes from other hosts', async (t) => {
+  resetBreakers();
+  const settings: BreakerSettings = { failure_threshold: 2, failure_rate: 1, min_requests: 1000, window_ms: 1000, cooldown_ms: 500 };
+  const told: string[] = [];
+  const undo = shareBreakers({
+    opened: (key, _label, at) => void told.push(`opened ${key} ${at}`),
+    closed: (key) => void told.push(`closed ${key}`),
+    failed: (key, _label, at) => void told.push(`failed ${key} ${at}`),
+    reset: () => void told.push('reset'),
+  } satisfies BreakerSync);
+  t.teardown(undo);
+  t.equal(record('k', 'l', false, settings, 1), undefined);
+  t.same(told, [], 'a success costs no message');
+  record('k', 'l', true, settings, 2);
+  t.same(told, ['failed k 2'], 'a failure while closed is told');
+  record('k', 'l', true, settings, 3);
+  t.same(told.slice(1), ['opened k 3'], 'the opening is told (not as a failure)');
+  begin('k', 'l', settings, 503);
+  record('k', 'l', false, settings, 510);
+  t.same(told.slice(2), ['closed k'], 'the probe closing it is told');
+
+  t.equal(applyRemote('r', 'l', 'open', 1000), true, 'another host opened it: open here');
+  t.equal(available('r', settings, 1499), false);
+  t.equal(available('r', settings, 1500), true, 'the cooldown counts from the other host\'s opening');
+  t.equal(applyRemote('r', 'l', 'open', 900), false, 'an older opening changes nothing');
+  begin('r', 'l', settings, 1500);
+  t.equal(applyRemote('r', 'l', 'closed', 0), false, 'a probe in flight here decides by itself');
+  t.equal(record('r', 'l', true, settings, 1600), 'open');
+  t.equal(applyRemote('r', 'l', 'closed', 0), true, 'another host closed it: closed here');
+  t.equal(snapshot().find((b) => b.key === 'r')?.state, 'closed');
+  t.same(told.slice(3), ['opened r 1600'], "this host's failed probe is told; what came from other hosts never is");
+  resetBreakers();
+  t.same(told.slice(4), ['reset'], 'an operator reset goes to every host');
+  undo();
+  record('k', 'l', true, settings, 5000);
+  t.equal(told.length, 5, 'once undone, nothing is told');
+});
 
 t.test('circuit breakers are shared by every host', async (t) => {
   const svc = needServices(t, ['postgres', 'redis']);
