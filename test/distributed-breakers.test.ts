@@ -162,6 +162,7 @@ t.test('circuit breakers are shared by every host', async (t) => {
     t.ok((await faults(a, 'breaker')) > 0, 'the faults are counted');
 
     await redis.start();
+    t.same(await seenOn(hosts, 502, 'open', 10_000), ['open', 'open', 'open'], 'once Valkey is back, the circuit A opened alone reaches the other hosts');
     // The hosts reconnect by themselves (within about a second). Until then a circuit opens on C
     // alone; each round uses a fresh failing target, until one opened on C is open everywhere.
     let states: string[] = [];

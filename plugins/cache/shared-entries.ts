@@ -134,6 +134,10 @@ export class SharedEntries {
 
   /** The entry under `key` in `workspace` if it was stored after `notBefore` (ms); a miss when Valkey cannot answer. */
   async fresh(workspace: string, key: string, notBefore: number): Promise<CacheEntry | undefined> {
+    if (!this.#outage.attempt()) {
+      this.#outage.skipped();
+      return undefined;
+    }
     let value: Buffer | null;
     try {
       value = await this.#redis.getBuffer(this.keyOf(workspace, key));
@@ -150,6 +154,7 @@ export class SharedEntries {
   /** Stores (or replaces) an entry for `ttlMs`, in the background; skipped (and counted) while Valkey is away. */
   write(workspace: string, key: string, entry: CacheEntry, ttlMs: number): void {
     if (this.#closed || ttlMs <= 0) return;
+    if (!this.#outage.attempt()) return this.#outage.skipped();
     const value = encodeEntry(entry);
     const size = value.length + ROW_OVERHEAD;
     const { max_entries, max_bytes } = this.#limits;

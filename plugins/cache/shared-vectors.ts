@@ -75,6 +75,7 @@ export class VectorFeed {
   /** Appends a vector this host stored, for every other host; in the background. */
   publish(pid: string, key: string, created: number, expires: number, vector: Float32Array): void {
     if (this.#closed) return;
+    if (!this.#outage.attempt()) return this.#outage.skipped();
     const bytes = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
     this.#redis
       .xadd(this.#stream, 'MAXLEN', '~', this.#maxLen, '*', 'p', pid, 'k', key, 'c', created, 'x', expires, 'h', this.#host, 'v', bytes)

@@ -76,9 +76,13 @@ export function shareBreakersThrough(distributed: Distributed, log: Logger): Sha
   const failuresKey = (key: string): string => distributed.key(`breaker:f:${key}`);
   let closed = false;
   let sequence = 0;
+  /** Circuits this host opened, until their cooldown ends: announced again after an outage. */
+  const opens = new Map<string, { message: string; until: number }>();
 
-  const send = (p: Promise<unknown>): void => {
-    p.then(
+  /** Runs `call` unless an outage says to skip it (then this host's own breakers carry on alone). */
+  const send = (call: () => Promise<unknown>): void => {
+    if (!outage.attempt()) return outage.skipped();
+    call().then(
       () => outage.ok(),
       (err: unknown) => outage.fault(err),
     );
@@ -124,23 +128,45 @@ export function shareBreakersThrough(distributed: Distributed, log: Logger): Sha
       // A message this code did not write: ignore it.
     }
   });
+  /** Tells every host that `key` is open until `until` (ms). */
+  const announce = (key: string, message: string, until: number): Promise<unknown> =>
+    Promise.all([redis.set(stateKey(key), message, 'PX', Math.max(1, until - Date.now())), redis.publish(channel, message)]);
+
+  /** After an outage: the circuits this host opened meanwhile (alone), told to the others now. */
+  const reannounce = async (): Promise<void> => {
+    const now = Date.now();
+    for (const [key, { message, until }] of opens) {
+      if (until <= now) opens.delete(key);
+      else await announce(key, message, until);
+    }
+  };
+
   // 'ready' comes at the first connect and after every reconnect (ioredis re-subscribes by itself).
-  subscriber.on('ready', () => void load());
+  // The two connections come back in either order: catching up after each is harmless (an open
+  // state applied twice changes nothing) and makes sure one of them finds both ready.
+  const catchUp = (): void => {
+    if (!closed) void load().then(reannounce).catch((err: unknown) => outage.fault(err));
+  };
+  subscriber.on('ready', catchUp);
+  redis.on('ready', catchUp);
   void subscriber.subscribe(channel).catch((err: unknown) => outage.fault(err));
 
   const sync: BreakerSync = {
     opened(key: string, label: string, openedAt: number, settings: BreakerSettings) {
       const message = JSON.stringify({ h: host, s: 'open', k: key, l: label, t: openedAt } satisfies Message);
-      send(Promise.all([redis.set(stateKey(key), message, 'PX', Math.max(1, settings.cooldown_ms)), redis.publish(channel, message)]));
+      const until = openedAt + Math.max(1, settings.cooldown_ms);
+      opens.set(key, { message, until });
+      send(() => announce(key, message, until));
     },
     closed(key: string, label: string) {
+      opens.delete(key);
       const message = JSON.stringify({ h: host, s: 'closed', k: key, l: label } satisfies Message);
-      send(Promise.all([redis.del(stateKey(key), failuresKey(key)), redis.publish(channel, message)]));
+      send(() => Promise.all([redis.del(stateKey(key), failuresKey(key)), redis.publish(channel, message)]));
     },
     failed(key: string, label: string, at: number, settings: BreakerSettings) {
       const message = JSON.stringify({ h: host, s: 'open', k: key, l: label, t: at } satisfies Message);
       const member = `${host}:${++sequence}`;
-      send(
+      send(() =>
         commands
           .breakerFail(failuresKey(key), stateKey(key), at, settings.window_ms, settings.failure_threshold, Math.max(1, settings.cooldown_ms), member, channel, message)
           .then((opened) => {
@@ -152,19 +178,18 @@ export function shareBreakersThrough(distributed: Distributed, log: Logger): Sha
     },
     reset() {
       const message = JSON.stringify({ h: host, s: 'reset' } satisfies Message);
-      send(
-        (async () => {
-          await redis.publish(channel, message);
-          for (const pattern of ['breaker:s:', 'breaker:f:']) {
-            let cursor = '0';
-            do {
-              const [next, keys] = await redis.scan(cursor, 'MATCH', `${globEscape(distributed.key(pattern))}*`, 'COUNT', 500);
-              cursor = next;
-              if (keys.length > 0) await redis.del(...keys);
-            } while (cursor !== '0');
-          }
-        })(),
-      );
+      opens.clear();
+      send(async () => {
+        await redis.publish(channel, message);
+        for (const pattern of ['breaker:s:', 'breaker:f:']) {
+          let cursor = '0';
+          do {
+            const [next, keys] = await redis.scan(cursor, 'MATCH', `${globEscape(distributed.key(pattern))}*`, 'COUNT', 500);
+            cursor = next;
+            if (keys.length > 0) await redis.del(...keys);
+          } while (cursor !== '0');
+        }
+      });
     },
   };
   const undo = shareBreakers(sync);
@@ -173,6 +198,7 @@ export function shareBreakersThrough(distributed: Distributed, log: Logger): Sha
     async close() {
       closed = true;
       undo();
+      redis.off('ready', catchUp);
       subscriber.disconnect();
     },
   };

@@ -23,6 +23,13 @@ export interface SharedStateFaults {
 
 const byConnections = new WeakMap<Distributed, SharedStateFaults>();
 
+/**
+ * While an outage lasts, one call per this many ms goes to Valkey to see whether it is back; the
+ * others do without at once. A Valkey that vanished without closing its sockets would otherwise
+ * cost every request a full `command_timeout`.
+ */
+const RETRY_MS = 500;
+
 /** The fault counts of one gateway's shared backends (created on first use). */
 export function sharedStateFaults(distributed: Distributed): SharedStateFaults {
   let faults = byConnections.get(distributed);
@@ -43,6 +50,7 @@ export function sharedStateFaults(distributed: Distributed): SharedStateFaults {
  *
  * @example
  *   const outage = new Outage(distributed, 'cache', log);
+ *   if (!outage.attempt()) return outage.skipped();   // down: one try per RETRY_MS, the rest skip at once
  *   redis.get(k).then((v) => { outage.ok(); … }, (err) => { outage.fault(err); … });
  */
 export class Outage {
@@ -50,6 +58,7 @@ export class Outage {
   readonly #kind: string;
   readonly #log: Logger;
   #down = false;
+  #lastTry = 0;
 
   constructor(distributed: Distributed, kind: string, log: Logger) {
     this.#faults = sharedStateFaults(distributed);
@@ -62,8 +71,26 @@ export class Outage {
     return this.#down;
   }
 
+  /**
+   * Whether to call Valkey now: always while it answers; during an outage, once per
+   * {@link RETRY_MS}. A caller told no does without (and counts that with {@link skipped}).
+   */
+  attempt(): boolean {
+    if (!this.#down) return true;
+    const now = Date.now();
+    if (now - this.#lastTry < RETRY_MS) return false;
+    this.#lastTry = now;
+    return true;
+  }
+
+  /** A call not even tried, because of the outage: a fault all the same. */
+  skipped(): void {
+    this.#faults.count(this.#kind);
+  }
+
   fault(err: unknown): void {
     this.#faults.count(this.#kind);
+    this.#lastTry = Date.now();
     if (this.#down) return;
     this.#down = true;
     // The message of an ioredis error names the command or the socket state, never the URL.
