@@ -80,7 +80,9 @@ export function shareBreakers(s: BreakerSync): () => void {
  * A probe in flight here is left to decide by itself. Returns true when the local state changed.
  */
 export function applyRemote(key: string, label: string, state: 'open' | 'closed', openedAt: number): boolean {
-  const b = get(key, label);
+  // A circuit closed elsewhere that this process never used: nothing to remember.
+  const b = state === 'open' ? get(key, label) : breakers.get(key);
+  if (b === undefined) return false;
   if (state === 'open') {
     if (b.state === 'closed' || (b.state === 'half_open' && !b.probing)) {
       b.state = 'open';
