@@ -60,6 +60,12 @@ export { maskSecrets } from './admin/audit.js';
 export { quietWrite, isNoRoom } from './store/write-failures.js';
 export { StoreErrors } from './store/errors.js';
 export type { StoreCapacity } from './store/capacity.js';
+// Distributed mode: the shared backends, and the fault count every user of Valkey adds to.
+export type { Distributed } from './store/distributed/connections.js';
+export { Outage, sharedStateFaults } from './store/distributed/faults.js';
+export type { SharedStateFaults } from './store/distributed/faults.js';
+export { shareBreakersThrough } from './store/distributed/breakers-sync.js';
+export type { SharedBreakers } from './store/distributed/breakers-sync.js';
 export { checkCustomHost, checkUpstreamUrl, OPERATOR_URL_POLICY } from './upstream/ssrf.js';
 export type { CustomHostPolicy } from './upstream/ssrf.js';
 export type { HostResolver } from './upstream/connect-guard.js';

@@ -9,6 +9,12 @@
  * A 4xx is the caller's problem and counts as a success. Fallback and load balance skip open
  * targets; if every candidate is open they try them anyway, so breakers can delay but never
  * black-hole traffic.
+ *
+ * In distributed mode a {@link BreakerSync} shares the state across hosts
+ * (core/store/distributed/breakers-sync.ts): this process tells it when a circuit opens or closes
+ * and when a failure is seen while closed (failures count over every host), and it applies what
+ * other hosts decided through {@link applyRemote}. The hot path (`available`, a success) stays a
+ * memory read; without a sync, or while Valkey is away, every process keeps its own state as before.
  */
 import { createHash } from 'node:crypto';
 import type { Target } from './types.js';
@@ -48,6 +54,51 @@ export interface BreakerSnapshot {
 }
 
 const breakers = new Map<string, Breaker>();
+
+/** What shares breaker state with other hosts; told only of changes and failures, never of successes. */
+export interface BreakerSync {
+  opened(key: string, label: string, openedAt: number, settings: BreakerSettings): void;
+  closed(key: string, label: string): void;
+  /** A failure while closed that did not open the circuit here (other hosts' failures may). */
+  failed(key: string, label: string, at: number, settings: BreakerSettings): void;
+  reset(): void;
+}
+
+let sync: BreakerSync | undefined;
+
+/** Shares breaker state through `s` from now on; returns the undo (a no-op once another sync replaced it). */
+export function shareBreakers(s: BreakerSync): () => void {
+  sync = s;
+  return () => {
+    if (sync === s) sync = undefined;
+  };
+}
+
+/**
+ * A state another host reached. `open` opens a closed circuit here too, with the other host's
+ * opening time (so the cooldown ends at the same moment everywhere); `closed` closes an open one.
+ * A probe in flight here is left to decide by itself. Returns true when the local state changed.
+ */
+export function applyRemote(key: string, label: string, state: 'open' | 'closed', openedAt: number): boolean {
+  // A circuit closed elsewhere that this process never used: nothing to remember.
+  const b = state === 'open' ? get(key, label) : breakers.get(key);
+  if (b === undefined) return false;
+  if (state === 'open') {
+    if (b.state === 'closed' || (b.state === 'half_open' && !b.probing)) {
+      b.state = 'open';
+      b.openedAt = openedAt;
+      b.events = [];
+      b.opens++;
+      return true;
+    }
+    if (b.state === 'open' && openedAt > b.openedAt) b.openedAt = openedAt;
+    return false;
+  }
+  if (b.state === 'closed' || b.probing) return false;
+  b.state = 'closed';
+  b.events = [];
+  return true;
+}
 
 /** Which upstream a target calls: the same provider, host and key share one breaker across configs. */
 export function breakerKey(target: Target): string {
@@ -92,9 +143,11 @@ export function record(key: string, label: string, failed: boolean, settings: Br
       b.state = 'open';
       b.openedAt = now;
       b.opens++;
+      sync?.opened(key, label, now, settings);
       return 'open';
     }
     b.state = 'closed';
+    sync?.closed(key, label);
     return 'closed';
   }
   b.events.push({ at: now, failed });
@@ -108,8 +161,10 @@ export function record(key: string, label: string, failed: boolean, settings: Br
     b.state = 'open';
     b.openedAt = now;
     b.opens++;
+    sync?.opened(key, label, now, settings);
     return 'open';
   }
+  sync?.failed(key, label, now, settings);
   return undefined;
 }
 
@@ -132,7 +187,13 @@ export function snapshot(): BreakerSnapshot[] {
   }));
 }
 
-/** Forgets every breaker (tests, and an operator's reset). */
+/** Forgets every breaker (tests, and an operator's reset: on every host, in distributed mode). */
 export function resetBreakers(): void {
+  breakers.clear();
+  sync?.reset();
+}
+
+/** Forgets every breaker of this process only (another host's reset, arriving through the sync). */
+export function forgetBreakers(): void {
   breakers.clear();
 }

@@ -82,14 +82,17 @@ export class EntryStore {
     return this.#bytes;
   }
 
-  /** The entry under `key` if it was stored after `notBefore` (ms); older is a miss. */
-  fresh(key: string, notBefore: number): CacheEntry | undefined {
+  /**
+   * The entry under `key` if it was stored after `notBefore` (ms); older is a miss. The workspace
+   * is already hashed into `key`; it is a parameter for the shared store's sake (one signature).
+   */
+  fresh(_workspace: string, key: string, notBefore: number): CacheEntry | undefined {
     const entry = this.#entries.get(key);
     return entry !== undefined && entry.created > notBefore ? entry : undefined;
   }
 
-  /** Stores (or replaces) an entry, in the background. */
-  write(key: string, entry: CacheEntry): void {
+  /** Stores (or replaces) an entry, in the background. LMDB entries have no TTL: `max_age` and the bounds decide. */
+  write(_workspace: string, key: string, entry: CacheEntry, _ttlMs: number): void {
     if (this.#closed || this.#limits.storeFull?.()) return;
     const size = sizeOf(entry);
     this.#track(

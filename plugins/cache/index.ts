@@ -1,5 +1,6 @@
 /**
- * The `cache` plugin: answers repeated model calls from LMDB, exactly or by meaning.
+ * The `cache` plugin: answers repeated model calls from LMDB (or, in distributed mode, from
+ * Valkey, shared by every host), exactly or by meaning.
  *
  * It applies when the routing config has `cache: {mode: simple|semantic, max_age}` (or the
  * plugin's `default_mode` is not `off`), on model routes only. The answer says what happened in
@@ -9,7 +10,7 @@
  *                                  │ miss
  *                                  ▼
  *                               upstream ─▶ 2xx answer ─▶ client
- *                                               └─ recorded ─▶ onResponseEnd ─▶ LMDB (async, bounded)
+ *                                               └─ recorded ─▶ onResponseEnd ─▶ LMDB or Valkey (async, bounded)
  *
  * Request headers: `x-gateway-cache-namespace` (part of the key: separates entries of one
  * workspace), `x-gateway-cache-force-refresh: true` (skip the lookup, store the new answer).
@@ -26,32 +27,24 @@
  */
 import { checkUpstreamUrl, definePlugin, OPERATOR_URL_POLICY } from '../../core/index.js';
 import { cacheOptionsSchema, type CacheOptions } from './schema.js';
-import { EntryStore } from './entry-store.js';
-import { SemanticIndex } from './semantic-index.js';
-import { createEmbedder } from './embedder.js';
-import { createLookup, type Semantic } from './lookup.js';
+import { embeddedStores, sharedStores } from './stores.js';
+import { createLookup } from './lookup.js';
 import { createRecorder } from './recorder.js';
 
 export default definePlugin<CacheOptions>({
   name: 'cache',
   configSchema: cacheOptionsSchema,
-  setup(app, options) {
-    const root = app.store.root;
-    const entries = new EntryStore(root, { max_entries: options.max_entries, max_bytes: options.max_bytes, storeFull: () => app.store.capacity.full() }, app.log);
-    let semantic: Semantic | undefined;
+  async setup(app, options) {
     if (options.semantic !== undefined) {
-      const s = options.semantic;
       // The operator's embeddings server may sit on loopback or a private network; a link-local or
       // metadata address never makes sense and refuses to boot.
-      const refused = checkUpstreamUrl(s.embeddings_url, OPERATOR_URL_POLICY, 'semantic.embeddings_url');
+      const refused = checkUpstreamUrl(options.semantic.embeddings_url, OPERATOR_URL_POLICY, 'semantic.embeddings_url');
       if (refused !== null) throw refused;
-      semantic = {
-        index: new SemanticIndex(root, { max_per_partition: s.max_per_partition, max_vectors: s.max_vectors }, app.log),
-        embed: createEmbedder(s, app.log),
-        threshold: s.threshold,
-      };
     }
-    app.log.info('cache ready', { entries: entries.count, bytes: entries.bytes, vectors: semantic?.index.size ?? 0 });
+    const distributed = app.store.distributed;
+    const stores = distributed === undefined ? embeddedStores(app, options) : await sharedStores(app, options, distributed);
+    const { entries, semantic } = stores;
+    app.log.info('cache ready', stores.describe());
 
     const recorder = createRecorder({ entries, semantic, maxEntryBytes: options.max_entry_bytes });
     return {
@@ -61,9 +54,7 @@ export default definePlugin<CacheOptions>({
       onResponseChunk: recorder.onResponseChunk,
       onResponseBody: recorder.onResponseBody,
       onResponseEnd: recorder.onResponseEnd,
-      async close() {
-        await Promise.all([entries.close(), semantic?.index.close()]);
-      },
+      close: () => stores.close(),
     };
   },
 });

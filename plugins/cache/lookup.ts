@@ -8,13 +8,15 @@
  *              best vector of the partition ≥ threshold, entry fresh? ─▶ SEMANTIC HIT : SEMANTIC MISS
  *   force refresh                          ─▶ REFRESH (no lookup; the answer replaces the entry)
  *
- * The simple path is synchronous (one hash, one memory-mapped read); only the embeddings call
- * makes a semantic lookup asynchronous.
+ * On the embedded store the simple path is synchronous (one hash, one memory-mapped read); only
+ * the embeddings call makes a semantic lookup asynchronous. In distributed mode the entry is one
+ * Valkey GET (a miss when Valkey cannot answer).
  */
 import { actingWorkspace, headerString, reply, type GatewayApp, type GatewayContext, type Reply, type Step, type UpstreamAttempt } from '../../core/index.js';
 import { cacheKey, keyBody, partitionKey, type KeyParts } from './key.js';
 import { semanticInput } from './prompt-text.js';
-import type { CacheEntry, EntryStore } from './entry-store.js';
+import { EntryStore, type CacheEntry } from './entry-store.js';
+import type { SharedEntries } from './shared-entries.js';
 import type { SemanticIndex } from './semantic-index.js';
 import type { Embed } from './embedder.js';
 import type { CacheOptions } from './schema.js';
@@ -24,12 +26,17 @@ export interface Semantic {
   index: SemanticIndex;
   embed: Embed;
   threshold: number;
+  /** Adds the vector of an entry just stored: to this host's index, and in distributed mode to every host's. */
+  remember(pid: string, key: string, created: number, ttlMs: number, vector: Float32Array): void;
 }
+
+/** Where entries live: LMDB (synchronous reads), or Valkey in distributed mode. */
+export type Entries = EntryStore | SharedEntries;
 
 export interface LookupDeps {
   app: GatewayApp;
   options: CacheOptions;
-  entries: EntryStore;
+  entries: Entries;
   /** Undefined when no embeddings target is configured: semantic mode then matches exactly. */
   semantic: Semantic | undefined;
 }
@@ -57,6 +64,9 @@ export function replay(entry: CacheEntry): Reply {
 
 export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: UpstreamAttempt) => Step | Promise<Step> {
   const { app, options, entries, semantic } = deps;
+  // Decided once: the LMDB store answers synchronously, the shared one with a promise.
+  const source: { sync: true; store: EntryStore } | { sync: false; store: SharedEntries } =
+    entries instanceof EntryStore ? { sync: true, store: entries } : { sync: false, store: entries };
   let warned = false;
 
   /** A config asks for semantic caching but the plugin has no embeddings target: say so once. */
@@ -91,7 +101,8 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
     for (let tries = 0; tries < MAX_STALE_CANDIDATES; tries++) {
       const match = sem.index.search(state.partition!, state.vector, sem.threshold, notBefore);
       if (match === undefined) break;
-      const entry = entries.fresh(match.key, notBefore);
+      // Read under the asking workspace: a vector can only name an entry of its own workspace.
+      const entry = await entries.fresh(state.workspace, match.key, notBefore);
       // The entry was evicted or replaced since: its vector is stale, forget it and look again.
       if (entry === undefined || entry.created !== match.created) {
         sem.index.drop(state.partition!, match.key, match.created);
@@ -101,6 +112,14 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
       return hit(ctx, state, entry, 'SEMANTIC HIT');
     }
     ctx.cacheStatus = 'SEMANTIC MISS';
+  }
+
+  /** What the exact entry (or its absence) means for this request. */
+  function decide(ctx: GatewayContext, state: CacheState, entry: CacheEntry | undefined, notBefore: number, semanticMode: boolean): Step | Promise<Step> {
+    if (entry !== undefined && entry.stream === state.stream) return hit(ctx, state, entry, 'HIT');
+    if (state.partition !== undefined && semantic !== undefined) return semanticLookup(ctx, state, semantic, notBefore);
+    if (semanticMode && semantic === undefined) warnNoEmbedder();
+    ctx.cacheStatus = 'MISS';
   }
 
   return function cacheLookup(ctx: GatewayContext, attempt: UpstreamAttempt): Step | Promise<Step> {
@@ -134,6 +153,8 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
     const previous = ctx.get('cache');
     const state: CacheState = {
       key,
+      workspace: parts.workspace,
+      maxAgeMs: settings.maxAge * 1000,
       stream,
       refresh: isTrue(headerString(ctx.headers, 'x-gateway-cache-force-refresh')),
       hit: false,
@@ -155,10 +176,8 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
     }
     // Strictly newer than this: max_age 0 never hits, max_age 1 expires an entry after one second.
     const notBefore = Date.now() - settings.maxAge * 1000;
-    const entry = entries.fresh(key, notBefore);
-    if (entry !== undefined && entry.stream === stream) return hit(ctx, state, entry, 'HIT');
-    if (input !== undefined && semantic !== undefined) return semanticLookup(ctx, state, semantic, notBefore);
-    if (settings.mode === 'semantic' && semantic === undefined) warnNoEmbedder();
-    ctx.cacheStatus = 'MISS';
+    const semanticMode = settings.mode === 'semantic';
+    if (source.sync) return decide(ctx, state, source.store.fresh(parts.workspace, key, notBefore), notBefore, semanticMode);
+    return source.store.fresh(parts.workspace, key, notBefore).then((entry) => decide(ctx, state, entry, notBefore, semanticMode));
   };
 }

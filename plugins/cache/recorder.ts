@@ -7,13 +7,13 @@
  */
 import { performance } from 'node:perf_hooks';
 import { serializeSse, type GatewayContext, type PluginHooks, type ResponseHead, type SseEvent, type UpstreamAttempt } from '../../core/index.js';
-import type { EntryStore, CacheEntry } from './entry-store.js';
-import type { Semantic } from './lookup.js';
+import type { CacheEntry } from './entry-store.js';
+import type { Entries, Semantic } from './lookup.js';
 import { entryUsage, mayCarryUsage } from './usage.js';
 import type { CacheState } from './state.js';
 
 export interface RecorderDeps {
-  entries: EntryStore;
+  entries: Entries;
   semantic: Semantic | undefined;
   maxEntryBytes: number;
 }
@@ -95,14 +95,14 @@ export function createRecorder(deps: RecorderDeps): Recorder {
       usage: entryUsage(ctx.usage, usageJson),
       latency_ms: start > 0 ? performance.now() - start : 0,
     };
-    entries.write(state.key, entry);
+    entries.write(state.workspace, state.key, entry, state.maxAgeMs);
     if (semantic === undefined || state.partition === undefined) return;
-    const { partition, key, text } = state;
-    if (state.vector !== undefined) return semantic.index.add(partition, key, entry.created, state.vector);
+    const { partition, key, text, maxAgeMs } = state;
+    if (state.vector !== undefined) return semantic.remember(partition, key, entry.created, maxAgeMs, state.vector);
     // A forced refresh skipped the lookup, so the prompt is embedded now, after the answer was sent.
     if (text !== undefined) {
       void semantic.embed(text).then((vector) => {
-        if (vector !== undefined) semantic.index.add(partition, key, entry.created, vector);
+        if (vector !== undefined) semantic.remember(partition, key, entry.created, maxAgeMs, vector);
       });
     }
   }

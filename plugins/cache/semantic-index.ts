@@ -11,6 +11,8 @@
  * goes), because namespaces are chosen by callers and could otherwise grow memory without end.
  *
  * Vectors are kept per process: a vector another process stores is seen here after a restart.
+ * In distributed mode there is no LMDB mirror (`root` undefined): the index lives in memory only,
+ * fed from Valkey by the vector feed (shared-vectors.ts), which also gives each vector its expiry.
  */
 import type { Database, RootDatabase } from 'lmdb';
 import type { Logger } from '../../core/index.js';
@@ -25,6 +27,8 @@ interface Partition {
   keys: string[];
   created: number[];
   vectors: Float32Array[];
+  /** When the entry behind each vector expires (ms); Infinity when only `max_age` decides. */
+  expires: number[];
 }
 
 export interface Match {
@@ -36,7 +40,7 @@ export interface Match {
 type VectorKey = [string, number, string];
 
 export class SemanticIndex {
-  readonly #db: Database<Buffer, VectorKey>;
+  readonly #db: Database<Buffer, VectorKey> | undefined;
   readonly #limits: SemanticLimits;
   readonly #log: Logger;
   /** Map order = least recently written first: the global bound evicts from the front. */
@@ -45,11 +49,11 @@ export class SemanticIndex {
   #closed = false;
   readonly #pending = new Set<Promise<unknown>>();
 
-  constructor(root: RootDatabase, limits: SemanticLimits, log: Logger) {
-    this.#db = root.openDB<Buffer, VectorKey>({ name: 'cache_vectors', encoding: 'binary' });
+  constructor(root: RootDatabase | undefined, limits: SemanticLimits, log: Logger) {
+    this.#db = root?.openDB<Buffer, VectorKey>({ name: 'cache_vectors', encoding: 'binary' });
     this.#limits = limits;
     this.#log = log;
-    this.#load();
+    if (this.#db !== undefined) this.#load(this.#db);
   }
 
   get size(): number {
@@ -57,21 +61,22 @@ export class SemanticIndex {
   }
 
   /** Rebuilds the partitions from LMDB (rows come sorted by partition, then time). */
-  #load(): void {
+  #load(db: Database<Buffer, VectorKey>): void {
     const last: Array<[string, number]> = [];
-    for (const { key, value } of this.#db.getRange()) {
+    for (const { key, value } of db.getRange()) {
       const [pid, created, entry] = key;
       // A copy: LMDB may hand out a view into a reused buffer, and Float32Array needs alignment.
       const bytes = new Uint8Array(value);
       if (bytes.byteLength === 0 || bytes.byteLength % 4 !== 0) continue;
       let p = this.#partitions.get(pid);
       if (p === undefined) {
-        p = { keys: [], created: [], vectors: [] };
+        p = { keys: [], created: [], vectors: [], expires: [] };
         this.#partitions.set(pid, p);
       }
       p.keys.push(entry);
       p.created.push(created);
       p.vectors.push(new Float32Array(bytes.buffer));
+      p.expires.push(Infinity);
       this.#total++;
     }
     for (const [pid, p] of this.#partitions) last.push([pid, p.created[p.created.length - 1] ?? 0]);
@@ -107,10 +112,10 @@ export class SemanticIndex {
   }
 
   /** Adds (or replaces) the vector of entry `key`, in memory now and in LMDB in the background. */
-  add(pid: string, key: string, created: number, vector: Float32Array): void {
+  add(pid: string, key: string, created: number, vector: Float32Array, expires = Infinity): void {
     if (this.#closed) return;
     let p = this.#partitions.get(pid);
-    if (p === undefined) p = { keys: [], created: [], vectors: [] };
+    if (p === undefined) p = { keys: [], created: [], vectors: [], expires: [] };
     else this.#partitions.delete(pid); // re-inserted below: now the most recently written
     this.#partitions.set(pid, p);
     const at = p.keys.indexOf(key);
@@ -118,8 +123,9 @@ export class SemanticIndex {
     p.keys.push(key);
     p.created.push(created);
     p.vectors.push(vector);
+    p.expires.push(expires);
     this.#total++;
-    this.#track(this.#db.put([pid, created, key], Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength)));
+    if (this.#db !== undefined) this.#track(this.#db.put([pid, created, key], Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength)));
     while (p.keys.length > this.#limits.max_per_partition) this.#shift(pid, p);
     while (this.#total > this.#limits.max_vectors) this.#evictStalest();
   }
@@ -131,6 +137,19 @@ export class SemanticIndex {
     for (let i = 0; i < p.keys.length; i++) {
       if (p.keys[i] === key && p.created[i] === created) return this.#removeAt(pid, p, i);
     }
+  }
+
+  /** Forgets every vector whose entry expired before `now` (ms); returns how many. */
+  dropExpired(now: number): number {
+    let dropped = 0;
+    for (const [pid, p] of [...this.#partitions]) {
+      for (let i = p.keys.length - 1; i >= 0; i--) {
+        if (p.expires[i]! > now) continue;
+        this.#removeAt(pid, p, i);
+        dropped++;
+      }
+    }
+    return dropped;
   }
 
   #shift(pid: string, p: Partition): void {
@@ -150,9 +169,10 @@ export class SemanticIndex {
     p.keys.splice(i, 1);
     p.created.splice(i, 1);
     p.vectors.splice(i, 1);
+    p.expires.splice(i, 1);
     this.#total--;
     if (p.keys.length === 0) this.#partitions.delete(pid);
-    if (!this.#closed) this.#track(this.#db.remove([pid, created, key]));
+    if (!this.#closed && this.#db !== undefined) this.#track(this.#db.remove([pid, created, key]));
   }
 
   #track(p: Promise<unknown>): void {

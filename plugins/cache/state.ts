@@ -12,6 +12,10 @@
 export interface CacheState {
   /** The exact-match key of the current attempt. */
   key: string;
+  /** The acting workspace (also hashed into `key`): the shared store keys entries by it. */
+  workspace: string;
+  /** The request's `max_age` in ms: the TTL of the entry it stores in the shared store. */
+  maxAgeMs: number;
   stream: boolean;
   /** `x-gateway-cache-force-refresh: true`: no lookup, the answer replaces the entry. */
   refresh: boolean;

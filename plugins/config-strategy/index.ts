@@ -17,6 +17,7 @@ import {
   actingWorkspace,
   adminRoutes,
   breakerSnapshot,
+  shareBreakersThrough,
   defineAdminRoute,
   definePlugin,
   headerString,
@@ -40,6 +41,8 @@ export default definePlugin<ConfigStrategyOptions>({
   setup(app, options) {
     const credentials = lazyCredentials(app);
     const breaker = options.circuit_breaker === false ? undefined : options.circuit_breaker;
+    // Distributed mode: a circuit opened by one host is open on every host.
+    const shared = breaker !== undefined && app.store.distributed !== undefined ? shareBreakersThrough(app.store.distributed, app.log) : undefined;
 
     function savedConfig(slug: string, workspaceId: string): Record<string, unknown> {
       const config = credentials().config(slug, workspaceId);
@@ -94,6 +97,7 @@ export default definePlugin<ConfigStrategyOptions>({
         const cache = chosen.config.cache as RoutePlan['cache'] | undefined;
         ctx.plan = { root: buildNode(chosen.config, build, 'config'), source: chosen.source, ...(breaker ? { breaker } : {}), ...(cache ? { cache } : {}) };
       },
+      ...(shared ? { close: () => shared.close() } : {}),
       routes: adminRoutes(app, [
         defineAdminRoute({
           method: 'GET',

@@ -4,7 +4,7 @@
  * walk over a few maps; updating them per request would cost every request.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { breakerSnapshot, type GatewayApp, type TokenCounter } from '../../core/index.js';
+import { breakerSnapshot, sharedStateFaults, type GatewayApp, type TokenCounter } from '../../core/index.js';
 import { OTHER } from './label-sets.js';
 
 /**
@@ -103,6 +103,20 @@ export function registerLiveGauges(app: GatewayApp, registry: Registry, maxLabel
       storeFull.set(app.store.capacity.full() ? 1 : 0);
     },
   });
+  const distributed = app.store.distributed;
+  if (distributed !== undefined) {
+    // Every part that talks to Valkey counts into one place (core); this copies the counts in.
+    const faults: Counter<'kind'> = new Counter({
+      name: 'gateway_shared_state_faults_total',
+      help: 'Requests and writes that went without the shared state (Valkey unreachable or too slow), by kind (cache, breaker, ...).',
+      labelNames: ['kind'] as const,
+      registers,
+      collect() {
+        faults.reset();
+        for (const [kind, n] of sharedStateFaults(distributed).snapshot()) faults.inc({ kind }, n);
+      },
+    });
+  }
   const tokens = app.tokens;
   if (!hasPoolStats(tokens)) return { tokenQueue: false };
   const depth: Gauge = new Gauge({
