@@ -4,7 +4,7 @@
  * walk over a few maps; updating them per request would cost every request.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { breakerSnapshot, type GatewayApp, type TokenCounter } from '../../core/index.js';
+import { breakerSnapshot, sharedStateFaults, type GatewayApp, type TokenCounter } from '../../core/index.js';
 import { OTHER } from './label-sets.js';
 
 /**
@@ -103,6 +103,19 @@ export function registerLiveGauges(app: GatewayApp, registry: Registry, maxLabel
       storeFull.set(app.store.capacity.full() ? 1 : 0);
     },
   });
+  if (app.store.distributed !== undefined) {
+    // Distributed mode only: requests whose governance counters could not reach Valkey.
+    const faults: Counter<'kind'> = new Counter({
+      name: 'gateway_shared_state_faults_total',
+      help: 'Requests whose rate-limit or budget counters could not reach Valkey (then handled per store.redis fault mode).',
+      labelNames: ['kind'] as const,
+      registers,
+      collect() {
+        faults.reset();
+        for (const kind of ['rate_limits', 'budgets'] as const) faults.inc({ kind }, sharedStateFaults[kind]);
+      },
+    });
+  }
   const tokens = app.tokens;
   if (!hasPoolStats(tokens)) return { tokenQueue: false };
   const depth: Gauge = new Gauge({
