@@ -149,7 +149,7 @@ function createGovernance(distributed: Distributed, log: GatewayApp['log']): Gov
   function recovered(): void {
     if (!down) return;
     down = false;
-    log.info('Valkey reachable again: governance counters are shared again');
+    log.warn('Valkey reachable again: governance counters are shared again');
     const retry = failedSettles;
     failedSettles = [];
     for (const s of retry) enqueue(s);
