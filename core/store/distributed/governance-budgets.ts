@@ -35,14 +35,17 @@ export function budgetValkeyKey(d: Pick<Distributed, 'key'>, counterId: string):
   return d.key(`gov:b:${counterId}`);
 }
 
-/** Settled spend of each counter in Valkey (0 when it has none); one round trip. */
+/** Settled spend of each counter that Valkey holds (absent: none there); one round trip. */
 export async function readBudgetUsage(d: Distributed, counterIds: ReadonlyArray<string>): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (counterIds.length === 0) return out;
   const pipeline = d.redis.pipeline();
   for (const id of counterIds) pipeline.hget(budgetValkeyKey(d, id), 'u');
   const results = await exec(pipeline);
-  counterIds.forEach((id, i) => out.set(id, Number(results[i] ?? 0) || 0));
+  counterIds.forEach((id, i) => {
+    const value = results[i];
+    if (value !== null && value !== undefined) out.set(id, Number(value));
+  });
   return out;
 }
 
