@@ -77,6 +77,7 @@ export default definePlugin<RateLimitOptions>({
           reconcileTokens(ctx, counters, shared);
         },
         async close() {
+          await shared.flush();
           clearInterval(sweeper);
           const open = counters;
           counters = undefined;

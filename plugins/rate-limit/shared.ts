@@ -23,6 +23,8 @@ export interface SharedRateLimits {
   none(ctx: GatewayContext): void | Promise<void>;
   /** Trades a shared token reservation for the real usage (`delta` tokens). */
   adjust(cells: ReadonlyArray<{ key: string; emissionMs: number }>, delta: number): void;
+  /** Sends the queued settles (at shutdown). */
+  flush(): Promise<void>;
 }
 
 export function createSharedRateLimits(app: GatewayApp, local: () => Counters): SharedRateLimits {
@@ -55,6 +57,9 @@ export function createSharedRateLimits(app: GatewayApp, local: () => Counters): 
         cells.map((c) => ({ key: rateCellKey(governance, c.key), delta, emissionMs: c.emissionMs })),
         [],
       );
+    },
+    flush() {
+      return governance.flush().catch(() => undefined);
     },
   };
 }

@@ -128,7 +128,8 @@ export default definePlugin<Options>({
           shared.settle(ctx);
         },
         routes,
-        close() {
+        async close() {
+          await shared.flush();
           ledger.close();
         },
       };

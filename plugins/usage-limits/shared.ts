@@ -64,6 +64,8 @@ export interface SharedBudgets {
   none(ctx: GatewayContext): void | Promise<void>;
   /** Settles the request's reservation with what it really spent. */
   settle(ctx: GatewayContext): void;
+  /** Sends the queued settles (at shutdown). */
+  flush(): Promise<void>;
 }
 
 export function createSharedBudgets(
@@ -141,6 +143,9 @@ export function createSharedBudgets(
         r.budgets.map((b, i) => ({ key: budgetValkeyKey(d, b.counterId), reserved: r.reserved[i]!, bucket, actual: amounts[i]!, expireAt: expireAt(b) })),
         (totals) => r.budgets.forEach((b, i) => ledger.observe(b, totals[i]!)),
       );
+    },
+    flush() {
+      return governance.flush().catch(() => undefined);
     },
   };
 }

@@ -102,16 +102,21 @@ export const sharedStateFaults: Record<GovernanceKind, number> = { rate_limits: 
 /** Settles that failed while Valkey was away and wait for it; beyond this many the oldest are dropped. */
 const MAX_PENDING_SETTLES = 10_000;
 
-const instances = new WeakMap<Distributed, Governance>();
+/**
+ * One runner per pipeline, keyed by the pipeline's config object: a config reload builds a new
+ * pipeline whose plugins take new seats, while requests still running on the old one finish with
+ * the old seats.
+ */
+const instances = new WeakMap<object, Governance>();
 
-/** The governance runner of this gateway (one per distributed connection, shared by its plugins). */
+/** The governance runner of this pipeline, shared by its governance plugins. */
 export function governanceOf(app: GatewayApp): Governance {
   const distributed = app.store.distributed;
   if (distributed === undefined) throw new Error('governanceOf: not in distributed mode');
-  let g = instances.get(distributed);
+  let g = instances.get(app.config);
   if (g === undefined) {
     g = createGovernance(distributed, app.log);
-    instances.set(distributed, g);
+    instances.set(app.config, g);
   }
   return g;
 }
