@@ -26,6 +26,7 @@ import {
   definePlugin,
   listPage,
   S,
+  type AnyAdminRoute,
   type GatewayContext,
   type Records,
 } from '../../core/index.js';
@@ -83,24 +84,25 @@ export default definePlugin<Options>({
       return policies;
     };
 
-    function alertsRoute() {
+    /** GET /v1/admin/usage-alerts (the same in both modes). */
+    function alertsRoute(): AnyAdminRoute {
       return defineAdminRoute<never, { current_page: number; page_size: number }>({
-          method: 'GET',
-          path: '/v1/admin/usage-alerts',
-          summary: 'Usage budget alerts (thresholds crossed, budgets exhausted), newest first',
-          resource: 'usage_alert',
-          action: 'list',
-          scope: 'policies.read',
-          level: 'workspace',
-          workspaceDefault: 'all',
-          query: { properties: { workspace_id: S.workspaceRef, ...S.pagination } },
-          response: S.listOf(
-            S.record({ id: S.str, created_at: S.str, kind: S.str, budget: S.str, value_key: S.str, workspace_id: S.strOrNull, type: S.str, limit: S.num, usage: S.num }),
-          ),
-          handler({ query, workspace }) {
-            return listPage(store.c.usageAlerts, query, { filter: (a) => workspace === null || a.workspace_id === workspace.id, view: (a) => a });
-          },
-        });
+        method: 'GET',
+        path: '/v1/admin/usage-alerts',
+        summary: 'Usage budget alerts (thresholds crossed, budgets exhausted), newest first',
+        resource: 'usage_alert',
+        action: 'list',
+        scope: 'policies.read',
+        level: 'workspace',
+        workspaceDefault: 'all',
+        query: { properties: { workspace_id: S.workspaceRef, ...S.pagination } },
+        response: S.listOf(
+          S.record({ id: S.str, created_at: S.str, kind: S.str, budget: S.str, value_key: S.str, workspace_id: S.strOrNull, type: S.str, limit: S.num, usage: S.num }),
+        ),
+        handler({ query, workspace }) {
+          return listPage(store.c.usageAlerts, query, { filter: (a) => workspace === null || a.workspace_id === workspace.id, view: (a) => a });
+        },
+      });
     }
 
     function amountOf(ctx: GatewayContext, b: Budget): number {
