@@ -164,6 +164,32 @@ t.test('governance counters shared by three hosts through Valkey', async (t) => 
     t.equal(after.status, 429, 'the budget, used up, refuses on every host');
   });
 
+  t.test('one script per request for rate limits and budgets together, all or nothing', async (t) => {
+    const { id, key } = await newKey({
+      rate_limits: [{ type: 'requests', unit: 'rpd', value: 1000 }],
+      usage_limits: { credit_limit: 1_000_000, type: 'tokens' },
+    });
+    await chat(a, mock, key);
+    await sleep(200);
+    const calls = async (): Promise<number> => {
+      const info = await redis.info('commandstats');
+      let n = 0;
+      for (const m of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) n += Number(m[2]);
+      return n;
+    };
+    const before = await calls();
+    for (let i = 0; i < 10; i++) t.equal((await chat(hosts[i % 3]!, mock, key)).status, 200);
+    await sleep(300);
+    t.equal((await calls()) - before, 20, '10 requests: 10 takes (rate limit + budget in one script) and 10 settles');
+    // A budget refusal takes nothing from the rate limit.
+    const cell = `gw:gov:r:key:${id}:requests:rpd`;
+    await redis.hset(`gw:gov:b:entity:api_key:${id}@start@all`, 'u', '1000000');
+    const tat = await redis.get(cell);
+    const refused = await chat(b, mock, key);
+    t.equal(refused.code, 'usage_limit_exceeded');
+    t.equal(await redis.get(cell), tat, 'the rate-limit cell is untouched');
+  });
+
   t.test('streams are charged like plain calls', async (t) => {
     const plain = await newKey({ usage_limits: { credit_limit: 1_000_000, type: 'tokens' } });
     const streamed = await newKey({ usage_limits: { credit_limit: 1_000_000, type: 'tokens' } });
