@@ -134,6 +134,8 @@ function createGovernance(distributed: Distributed, log: GatewayApp['log']): Gov
   const seats: GovernanceKind[] = [];
   const recoverHooks: Array<() => void> = [];
   let down = false;
+  /** When the outage began: only a command sent after it proves Valkey is back (not a late reply). */
+  let downAt = 0;
   let queue: Queued[] = [];
   let scheduled: Promise<void> | undefined;
   let failedSettles: Queued[] = [];
@@ -144,6 +146,7 @@ function createGovernance(distributed: Distributed, log: GatewayApp['log']): Gov
     for (const k of kinds) sharedStateFaults[k]++;
     if (down) return;
     down = true;
+    downAt = performance.now();
     log.warn('Valkey unreachable: governance counters follow their fault modes until it is back', {
       error: (err as Error)?.message,
       rate_limits: config.rate_limits,
@@ -151,8 +154,8 @@ function createGovernance(distributed: Distributed, log: GatewayApp['log']): Gov
     });
   }
 
-  function recovered(): void {
-    if (!down) return;
+  function recovered(sentAt: number): void {
+    if (!down || sentAt < downAt) return;
     down = false;
     log.warn('Valkey reachable again: governance counters are shared again');
     const retry = failedSettles;
@@ -175,6 +178,7 @@ function createGovernance(distributed: Distributed, log: GatewayApp['log']): Gov
       for (const b of c.budgets) budgets.push(b);
     }
     let reply;
+    const sentAt = performance.now();
     try {
       reply = await takeGovernance(redis, rates, budgets);
     } catch (err) {
@@ -184,7 +188,7 @@ function createGovernance(distributed: Distributed, log: GatewayApp['log']): Gov
       for (const c of claims) await c.fallback();
       return;
     }
-    recovered();
+    recovered(sentAt);
     const totalRates = rates.length;
     let ro = 0;
     let bo = 0;
@@ -224,6 +228,7 @@ function createGovernance(distributed: Distributed, log: GatewayApp['log']): Gov
     if (batch.length === 0) return;
     const pipeline = redis.pipeline();
     for (const s of batch) settleOnPipeline(pipeline, s.rates, s.budgets);
+    const sentAt = performance.now();
     let results: Array<[Error | null, unknown]> | null;
     try {
       results = await pipeline.exec();
@@ -236,7 +241,7 @@ function createGovernance(distributed: Distributed, log: GatewayApp['log']): Gov
         settlesFailed([batch[i]!], err);
         continue;
       }
-      recovered();
+      recovered(sentAt);
       try {
         batch[i]!.then?.((value as string[]).map(Number));
       } catch (e) {
@@ -245,10 +250,12 @@ function createGovernance(distributed: Distributed, log: GatewayApp['log']): Gov
     }
   }
 
+  /**
+   * Kept for when Valkey is back. A settle that failed after Valkey ran it (a timeout on the way
+   * back) would then count twice; a connection that is down, the usual fault, never ran it.
+   */
   function settlesFailed(batch: Queued[], err: unknown): void {
-    const kinds = new Set<GovernanceKind>();
-    for (const s of batch) kinds.add(s.budgets.length > 0 ? 'budgets' : 'rate_limits');
-    // Counted as faults but not per request: a settle never refuses anyone.
+    // Not counted per request in the metric (a settle refuses no one), but it opens the outage.
     if (!down) faulted(new Set(), err);
     failedSettles.push(...batch);
     if (failedSettles.length > MAX_PENDING_SETTLES) failedSettles.splice(0, failedSettles.length - MAX_PENDING_SETTLES);
