@@ -129,6 +129,8 @@ export const Errors = {
   upstreamTimeout: define(504, 'timeout_error', 'upstream_timeout', 'The upstream did not answer in time.'),
   draining: define(503, 'overloaded_error', 'server_draining', 'The gateway is shutting down.'),
   overloaded: define(503, 'overloaded_error', 'overloaded', 'The gateway is overloaded; retry later.'),
+  /** Distributed mode: Valkey is unreachable and the counters this request needs fail closed. */
+  sharedStateUnavailable: define(503, 'overloaded_error', 'shared_state_unavailable', 'The shared counters are unreachable; retry later.'),
 } as const;
 
 /**

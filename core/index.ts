@@ -40,6 +40,10 @@ export type { TokenCounter } from './workers/types.js';
 // The control plane: store, principal, admin routes. Plugins use these, never the files behind them.
 export type { Store, Collections } from './store/store.js';
 export * from './store/counters.js';
+export { governanceOf, rateCellKey } from './store/distributed/governance-claims.js';
+export type { Governance, GovernanceClaim, GovernanceKind, GovernanceSeat, ClaimVerdict } from './store/distributed/governance-claims.js';
+export { budgetPeriod, entityCounterId, budgetValkeyKey, readBudgetUsage, resetBudgetUsage } from './store/distributed/governance-budgets.js';
+export type { RateTake, BudgetTake, RateSettle, BudgetSettle } from './store/distributed/governance-scripts.js';
 export type { Collection, Page, ListOptions } from './store/collection.js';
 export type * as Records from './store/records.js';
 export { uuidv7, slugify, nowIso, isUuid } from './store/ids.js';

@@ -7,8 +7,10 @@
  *
  * The entities (`store.c.policyUsage`, id `${policy_id}:${value_key}`) are written by the
  * `usage-limits` enforcement plugin; this file only reads them and zeroes them on request.
+ * In distributed mode the spend that decides lives in Valkey (the records mirror it a flush
+ * behind): reads take `current_usage` from Valkey and resets zero it there first.
  */
-import { AdminErrors, assertVisible, defineAdminRoute, listPage, nowIso, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, assertVisible, defineAdminRoute, listPage, nowIso, readBudgetUsage, resetBudgetUsage, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
 
 type Policy = Records.UsageLimitPolicy;
 type Entity = Records.PolicyUsageEntity;
@@ -81,17 +83,31 @@ function resetEntity(store: Store, id: string): void {
 
 type Usage = Pick<Entity, 'current_usage' | 'status' | 'is_threshold_alerts_sent' | 'is_exhausted_alerts_sent'>;
 
-function usageMap(store: Store, policyId: string): Record<string, Usage> {
+async function usageMap(store: Store, policyId: string): Promise<Record<string, Usage>> {
+  const entities = store.c.policyUsage.list({ index: 'policy', value: policyId }).items;
+  const shared = await sharedUsage(store, entities);
   const out: Record<string, Usage> = {};
-  for (const e of store.c.policyUsage.list({ index: 'policy', value: policyId }).items) {
+  for (const e of entities) {
     out[e.value_key] = {
-      current_usage: e.current_usage,
+      current_usage: shared?.get(e.id) ?? e.current_usage,
       status: e.status,
       is_threshold_alerts_sent: e.is_threshold_alerts_sent,
       is_exhausted_alerts_sent: e.is_exhausted_alerts_sent,
     };
   }
   return out;
+}
+
+/** Distributed mode: each entity's spend as Valkey holds it (one round trip); undefined on the embedded default. */
+async function sharedUsage(store: Store, entities: ReadonlyArray<Entity>): Promise<Map<string, number> | undefined> {
+  const d = store.distributed;
+  if (d === undefined || entities.length === 0) return undefined;
+  return readBudgetUsage(d, entities.map((e) => e.id));
+}
+
+/** Distributed mode: zeroes the entity's spend in Valkey (before the record, so a fault changes nothing). */
+async function resetShared(store: Store, id: string): Promise<void> {
+  if (store.distributed !== undefined) await resetBudgetUsage(store.distributed, [id]);
 }
 
 interface CreateBody {
@@ -223,10 +239,10 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
       },
     },
     response: policyWithUsageSchema,
-    handler({ params, query, principal, store }) {
+    async handler({ params, query, principal, store }) {
       const policy = assertVisible(principal, store.c.usageLimitPolicies.get(params.id!), notFound);
       if (query.status !== undefined && policy.status !== query.status) throw AdminErrors.notFound(`${notFound} does not exist.`);
-      return query.include_usage ? { ...view(policy), value_key_usage_map: usageMap(store, policy.id) } : view(policy);
+      return query.include_usage ? { ...view(policy), value_key_usage_map: await usageMap(store, policy.id) } : view(policy);
     },
   }),
   defineAdminRoute<UpdateBody>({
@@ -249,12 +265,18 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
       additionalProperties: false,
     },
     response: S.empty,
-    handler({ params, body, principal, store }) {
+    async handler({ params, body, principal, store }) {
       const id = params.id!;
       assertVisible(principal, store.c.usageLimitPolicies.get(id), notFound);
       const entityId = body.reset_usage_for_value === undefined ? undefined : `${id}:${body.reset_usage_for_value}`;
       if (entityId !== undefined && store.c.policyUsage.get(entityId) === undefined) {
         throw AdminErrors.notFound('No usage is recorded for reset_usage_for_value under this policy.', 'reset_usage_for_value');
+      }
+      if (entityId !== undefined && store.distributed !== undefined) {
+        // Checked before Valkey is touched: a rejected threshold must leave the usage as it was.
+        const p = store.c.usageLimitPolicies.get(id)!;
+        checkThreshold(body.credit_limit ?? p.credit_limit, body.alert_threshold !== undefined ? body.alert_threshold : p.alert_threshold);
+        await resetShared(store, entityId);
       }
       // One transaction for the policy and the entity: a rejected threshold leaves the usage as it was.
       store.root.transactionSync(() => {
@@ -312,15 +334,16 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
       },
     },
     response: S.listOf(entitySchema),
-    handler({ params, query, principal, store }) {
+    async handler({ params, query, principal, store }) {
       const policy = assertVisible(principal, store.c.usageLimitPolicies.get(params.id!), notFound);
       const search = query.search?.toLowerCase();
+      const shared = store.distributed === undefined ? undefined : await sharedUsage(store, store.c.policyUsage.list({ index: 'policy', value: policy.id }).items);
       // Index order (oldest first), unlike the other lists.
       return listPage(store.c.policyUsage, query, {
         index: 'policy',
         value: policy.id,
         filter: (e) => (query.status === undefined || e.status === query.status) && (search === undefined || e.value_key.toLowerCase().includes(search)),
-        view: (e) => ({ id: e.id, value_key: e.value_key, current_usage: e.current_usage, status: e.status, object: 'policy_usage_entity' }),
+        view: (e) => ({ id: e.id, value_key: e.value_key, current_usage: shared?.get(e.id) ?? e.current_usage, status: e.status, object: 'policy_usage_entity' }),
         newestFirst: false,
       });
     },
@@ -334,10 +357,11 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
     scope: 'policies.update',
     level: 'workspace',
     response: S.empty,
-    handler({ params, principal, store }) {
+    async handler({ params, principal, store }) {
       const policy = assertVisible(principal, store.c.usageLimitPolicies.get(params.id!), notFound);
       const entity = store.c.policyUsage.get(params.entityId!);
       if (entity === undefined || entity.policy_id !== policy.id) throw AdminErrors.notFound('Usage limits policy entity does not exist.');
+      await resetShared(store, entity.id);
       resetEntity(store, entity.id);
       return {};
     },

@@ -11,6 +11,7 @@ import { deepFreeze, effectiveStatus, unsealJson, type ResolvedCredentials } fro
 import { findIntegration } from './integrations.js';
 import { assertFuture, normaliseRateLimits, rateLimitsInput } from './limits.js';
 import { assertSlugFree } from './slugs.js';
+import { resetSharedUsage } from './usage-reset.js';
 
 type Provider = Records.ProviderRecord;
 type Integration = Records.IntegrationRecord;
@@ -188,9 +189,11 @@ export const providerRoutes: AnyAdminRoute[] = [
       additionalProperties: false,
     },
     response: S.empty,
-    handler({ params, body, principal, store }) {
+    async handler({ params, body, principal, store }) {
       const current = assertVisible(principal, findProvider(store, params.slug!), 'Provider');
       assertFuture(body.expires_at, 'expires_at');
+      // Distributed mode: the shared counter first, so a Valkey fault changes nothing.
+      if (body.reset_usage === true && store.distributed !== undefined) await resetSharedUsage(store, 'provider', current.id, current.usage_limits);
       store.c.providers.update(current.id, (p) => ({
         ...p,
         name: body.name ?? p.name,

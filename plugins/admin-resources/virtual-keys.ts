@@ -34,6 +34,7 @@ import {
 } from './provider-fields.js';
 import { assertFuture, normaliseRateLimits, rateLimitsInput } from './limits.js';
 import { assertSlugFree } from './slugs.js';
+import { resetSharedUsage } from './usage-reset.js';
 
 type VirtualKey = Records.VirtualKeyRecord;
 
@@ -240,13 +241,15 @@ export function virtualKeyRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
         additionalProperties: false,
       },
       response: S.empty,
-      handler({ params, body, principal, store }) {
+      async handler({ params, body, principal, store }) {
         const current = assertVisible(principal, findVirtualKey(store, params.slug!), 'Virtual key');
         assertCustomHost(body.custom_host, policy, 'custom_host');
         assertProviderFields(pickProviderFields(body), policy);
         assertProviderFields(body.model_config, policy, 'model_config.');
         assertFuture(body.expires_at, 'expires_at');
         const changes = pickProviderFields(body, body.model_config);
+        // Distributed mode: the shared counter first, so a Valkey fault changes nothing.
+        if (body.reset_usage === true && store.distributed !== undefined) await resetSharedUsage(store, 'virtual_key', current.id, current.usage_limits);
         store.c.virtualKeys.update(current.id, (vk) => {
           const fields = mergeFields(store, { plain: vk.model_config, sealed: vk.model_config_sealed }, changes);
           return {

@@ -14,6 +14,8 @@ import { UNIT_WORD } from './units.js';
 export interface TokenReservation {
   estimate: number;
   cells: Array<{ key: string; emissionMs: number }>;
+  /** Taken from the Valkey counters (distributed mode), not this host's own. */
+  shared?: true;
 }
 
 declare module '../../core/context.js' {
@@ -30,37 +32,50 @@ declare module '../../core/context.js' {
  */
 export function enforce(ctx: GatewayContext, check: { applied: ReadonlyArray<AppliedLimit>; tokens: number; counters: Counters }): void {
   const { applied, tokens, counters } = check;
-  const takes: CounterTake[] = applied.map((a) => ({
+  const takes = takesOf(applied, tokens);
+  refuseHopeless(applied, takes);
+  const result = counters.take(takes, Date.now());
+  if (!result.ok) throw refused(applied, result.retryAfterMs, result.states, result.failed);
+  passed(ctx, applied, result.states, tokens, false);
+}
+
+/** One counter take per applied limit: a request for request limits, the estimate for token limits. */
+export function takesOf(applied: ReadonlyArray<AppliedLimit>, tokens: number): CounterTake[] {
+  return applied.map((a) => ({
     key: a.key,
     cost: a.limit.type === 'requests' ? 1 : tokens,
     emissionMs: a.limit.emissionMs,
     burst: a.limit.value,
   }));
+}
 
-  // A limit of 0, or a request bigger than a whole limit, can never pass: no transaction needed.
+/** A limit of 0, or a request bigger than a whole limit, can never pass: refused with no counter read. */
+export function refuseHopeless(applied: ReadonlyArray<AppliedLimit>, takes: ReadonlyArray<CounterTake>): void {
   const hopeless = takes.findIndex((t) => t.burst <= 0 || t.cost > t.burst);
-  if (hopeless !== -1) {
-    const limit = applied[hopeless]!.limit;
-    const message =
-      limit.value <= 0
-        ? `Rate limit reached for ${limit.label}: it allows no ${limit.type}.`
-        : `This request needs ${takes[hopeless]!.cost} tokens, more than the ${limit.value} tokens per ${UNIT_WORD[limit.unit]} allowed for ${limit.label}.`;
-    // Only the refusing limit is reported: the others were not read.
-    throw refusal(message, limit.periodMs, { applied: [applied[hopeless]!], states: [{ remaining: 0, resetMs: 0 }], failed: 0 });
-  }
+  if (hopeless === -1) return;
+  const limit = applied[hopeless]!.limit;
+  const message =
+    limit.value <= 0
+      ? `Rate limit reached for ${limit.label}: it allows no ${limit.type}.`
+      : `This request needs ${takes[hopeless]!.cost} tokens, more than the ${limit.value} tokens per ${UNIT_WORD[limit.unit]} allowed for ${limit.label}.`;
+  // Only the refusing limit is reported: the others were not read.
+  throw refusal(message, limit.periodMs, { applied: [applied[hopeless]!], states: [{ remaining: 0, resetMs: 0 }], failed: 0 });
+}
 
-  const result = counters.take(takes, Date.now());
-  if (!result.ok) {
-    const limit = applied[result.failed]!.limit;
-    const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-    const message = `Rate limit reached for ${limit.label}: ${limit.value} ${limit.type} per ${UNIT_WORD[limit.unit]}. Retry after ${seconds} s.`;
-    throw refusal(message, result.retryAfterMs, { applied, states: result.states, failed: result.failed });
-  }
+/** The 429 for a take that `failed` (index in `applied`) refused. */
+export function refused(applied: ReadonlyArray<AppliedLimit>, retryAfterMs: number, states: ReadonlyArray<CounterState>, failed: number): Error {
+  const limit = applied[failed]!.limit;
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  const message = `Rate limit reached for ${limit.label}: ${limit.value} ${limit.type} per ${UNIT_WORD[limit.unit]}. Retry after ${seconds} s.`;
+  return refusal(message, retryAfterMs, { applied, states, failed });
+}
 
-  writeRateHeaders(ctx.responseHeaders, { applied, states: result.states });
+/** A passed take: the headers, and the token reservation for the reconciliation (`shared`: in Valkey). */
+export function passed(ctx: GatewayContext, applied: ReadonlyArray<AppliedLimit>, states: ReadonlyArray<CounterState>, tokens: number, shared: boolean): void {
+  writeRateHeaders(ctx.responseHeaders, { applied, states });
   let cells: TokenReservation['cells'] | undefined;
   for (const a of applied) if (a.limit.type === 'tokens') (cells ??= []).push({ key: a.key, emissionMs: a.limit.emissionMs });
-  if (cells !== undefined) ctx.set('rateLimitTokens', { estimate: tokens, cells });
+  if (cells !== undefined) ctx.set('rateLimitTokens', shared ? { estimate: tokens, cells, shared } : { estimate: tokens, cells });
 }
 
 interface Report {
@@ -70,7 +85,7 @@ interface Report {
   failed: number;
 }
 
-function refusal(message: string, retryAfterMs: number, report: Report): Error {
+export function refusal(message: string, retryAfterMs: number, report: Report): Error {
   const headers: Record<string, string> = { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) };
   writeRateHeaders(headers, report);
   return RateLimitErrors.exceeded(message, { headers });

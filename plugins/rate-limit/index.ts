@@ -12,7 +12,9 @@
  *
  * Counting is GCRA (core/store/counters.ts): a limit of `value` per unit admits a burst of `value`
  * and refills continuously, one unit every `unit / value`. The counters live in
- * `<data dir>/counters.mdb`, shared by every process and worker on that data dir.
+ * `<data dir>/counters.mdb`, shared by every process and worker on that data dir; in distributed
+ * mode they live in Valkey, shared by every host (shared.ts), and the LMDB env only serves while
+ * Valkey is unreachable under `fail_open`. The mode is chosen once, here at setup.
  */
 import { dirname } from 'node:path';
 import { actingWorkspace, definePlugin, openCounters, type Counters, type GatewayContext } from '../../core/index.js';
@@ -22,6 +24,7 @@ import { createEntityLimits } from './entities.js';
 import { createEstimator } from './estimate.js';
 import { enforce } from './enforce.js';
 import type { AppliedLimit } from './limits.js';
+import { createSharedRateLimits, type SharedRateLimits } from './shared.js';
 
 /** How often a process sweeps full (expired) counters, and how many it looks at each time. */
 const SWEEP_INTERVAL_MS = 10_000;
@@ -52,6 +55,35 @@ export default definePlugin<RateLimitOptions>({
       } catch (err) {
         app.log.warn('rate-limit counter sweep failed', { err });
       }
+    }
+
+    if (app.store.distributed !== undefined) {
+      const shared = createSharedRateLimits(app, openShared);
+      return {
+        onRequestBody(ctx) {
+          const kind = ctx.route.kind;
+          if (kind !== 'model' && kind !== 'passthrough') return;
+          const ws = entities.workspace(actingWorkspace(app, ctx));
+          const applied: AppliedLimit[] = [];
+          policies.collect(ctx, ws, applied);
+          entities.collect(ctx, ws, applied);
+          if (applied.length === 0) return shared.none(ctx);
+          if (!applied.some((a) => a.limit.type === 'tokens')) return shared.check(ctx, applied, 0);
+          const tokens = estimateTokens(ctx);
+          if (typeof tokens === 'number') return shared.check(ctx, applied, tokens);
+          return tokens.then((n) => shared.check(ctx, applied, n));
+        },
+        onDone(ctx) {
+          reconcileTokens(ctx, counters, shared);
+        },
+        async close() {
+          await shared.flush();
+          clearInterval(sweeper);
+          const open = counters;
+          counters = undefined;
+          await open?.close();
+        },
+      };
     }
 
     return {
@@ -88,9 +120,9 @@ export default definePlugin<RateLimitOptions>({
  * unless the request never reached an upstream (refused or answered by a later plugin): then
  * nothing was spent and the reservation is given back.
  */
-function reconcileTokens(ctx: GatewayContext, counters: Counters | undefined): void {
+function reconcileTokens(ctx: GatewayContext, counters: Counters | undefined, shared?: SharedRateLimits): void {
   const reserved = ctx.get('rateLimitTokens');
-  if (reserved === undefined || counters === undefined) return;
+  if (reserved === undefined || (counters === undefined && reserved.shared === undefined)) return;
   let actual = ctx.usage?.total_tokens;
   if (actual === undefined) {
     if (ctx.timings.upstreamStart !== 0) return;
@@ -98,7 +130,8 @@ function reconcileTokens(ctx: GatewayContext, counters: Counters | undefined): v
   }
   const delta = actual - reserved.estimate;
   if (delta === 0) return;
-  counters.adjust(
+  if (reserved.shared) return shared?.adjust(reserved.cells, delta);
+  counters!.adjust(
     reserved.cells.map((c) => ({ key: c.key, delta, emissionMs: c.emissionMs })),
     Date.now(),
   );

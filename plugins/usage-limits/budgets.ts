@@ -8,7 +8,7 @@
  * `reset_usage` starts a fresh counter instead of rewriting an old one: nothing to sweep, and a
  * reset in one process is seen by all.
  */
-import { conditionHolds, factOf, type GatewayContext, type Records, type Store, type WorkspaceFacts } from '../../core/index.js';
+import { budgetPeriod, conditionHolds, factOf, type GatewayContext, type Records, type Store, type WorkspaceFacts } from '../../core/index.js';
 
 type Policy = Records.UsageLimitPolicy;
 
@@ -29,19 +29,8 @@ export interface Budget {
   resetsAt: number | null;
 }
 
-/** The start of the current period and the start of the next one. */
-export function period(reset: 'monthly' | 'weekly' | null | undefined, now: Date): { id: string; next: number | null } {
-  if (reset === 'monthly') {
-    return { id: `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`, next: Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) };
-  }
-  if (reset === 'weekly') {
-    // Weeks start on Monday 00:00 UTC.
-    const day = (now.getUTCDay() + 6) % 7;
-    const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - day);
-    return { id: `w${new Date(start).toISOString().slice(0, 10)}`, next: start + 7 * 86_400_000 };
-  }
-  return { id: 'all', next: null };
-}
+/** The start of the current period and the start of the next one (one definition, in core). */
+export const period = budgetPeriod;
 
 /** The acting workspace, as conditions name it (id or slug). */
 export function workspaceFacts(store: Store, workspaceId: string): WorkspaceFacts {

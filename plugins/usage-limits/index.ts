@@ -13,6 +13,9 @@
  *
  * Resets: weekly (Monday 00:00 UTC), monthly (the 1st, UTC) or never; an admin's `reset_usage`
  * (API keys) or the policy entity reset routes start over at once.
+ *
+ * Distributed mode (chosen once, at setup): the budgets are reserved before the call and settled
+ * after it in Valkey, in the same single script as the rate limits (shared.ts).
  */
 import {
   optionalService,
@@ -23,15 +26,19 @@ import {
   definePlugin,
   listPage,
   S,
+  type AnyAdminRoute,
   type GatewayContext,
   type Records,
 } from '../../core/index.js';
 import { entityBudgets, policyBudgets, workspaceFacts, type Budget } from './budgets.js';
 import { createLedger } from './ledger.js';
 import { UsageErrors } from './errors.js';
+import { createSharedBudgets } from './shared.js';
 
 interface Options {
   flush_ms: number;
+  reservation_cap: number;
+  default_max_tokens: number;
 }
 
 declare module '../../core/context.js' {
@@ -44,7 +51,22 @@ export default definePlugin<Options>({
   name: 'usage-limits',
   configSchema: {
     type: 'object',
-    properties: { flush_ms: { type: 'integer', minimum: 10, maximum: 60_000, default: 250, description: 'How often charges are written (ms).' } },
+    properties: {
+      flush_ms: { type: 'integer', minimum: 10, maximum: 60_000, default: 250, description: 'How often charges are written (ms).' },
+      reservation_cap: {
+        type: 'number',
+        exclusiveMinimum: 0,
+        maximum: 1,
+        default: 0.1,
+        description: 'Distributed mode: the most one request reserves from a budget before its call, as a share of the budget.',
+      },
+      default_max_tokens: {
+        type: 'integer',
+        minimum: 0,
+        default: 1024,
+        description: 'Distributed mode: answer tokens reserved when a request names no max_tokens.',
+      },
+    },
     additionalProperties: false,
   },
   setup(app, options) {
@@ -62,11 +84,57 @@ export default definePlugin<Options>({
       return policies;
     };
 
+    /** GET /v1/admin/usage-alerts (the same in both modes). */
+    function alertsRoute(): AnyAdminRoute {
+      return defineAdminRoute<never, { current_page: number; page_size: number }>({
+        method: 'GET',
+        path: '/v1/admin/usage-alerts',
+        summary: 'Usage budget alerts (thresholds crossed, budgets exhausted), newest first',
+        resource: 'usage_alert',
+        action: 'list',
+        scope: 'policies.read',
+        level: 'workspace',
+        workspaceDefault: 'all',
+        query: { properties: { workspace_id: S.workspaceRef, ...S.pagination } },
+        response: S.listOf(
+          S.record({ id: S.str, created_at: S.str, kind: S.str, budget: S.str, value_key: S.str, workspace_id: S.strOrNull, type: S.str, limit: S.num, usage: S.num }),
+        ),
+        handler({ query, workspace }) {
+          return listPage(store.c.usageAlerts, query, { filter: (a) => workspace === null || a.workspace_id === workspace.id, view: (a) => a });
+        },
+      });
+    }
+
     function amountOf(ctx: GatewayContext, b: Budget): number {
       const usage = ctx.usage!;
       if (b.type === 'tokens') return usage.total_tokens;
       const model = String(ctx.target?.overrideParams?.model ?? ctx.body?.model ?? '').replace(/^@[^/]+\//, '');
       return costOf(usage, ctx.provider ?? 'openai', model, pricer()).cents / 100;
+    }
+
+    const routes = adminRoutes(app, [alertsRoute()]);
+    if (app.store.distributed !== undefined) {
+      const shared = createSharedBudgets(app, ledger, pricer, amountOf, options);
+      return {
+        meterUsage: true,
+        onRequestBody(ctx) {
+          if (ctx.route.kind !== 'model' && ctx.route.kind !== 'passthrough') return;
+          const now = new Date();
+          const ws = workspaceFacts(store, actingWorkspace(app, ctx));
+          const list = activePolicies();
+          const budgets = [...(list.length > 0 ? policyBudgets(list, ctx, ws, now) : []), ...entityBudgets(store, ctx, ws, now)];
+          if (budgets.length === 0) return shared.none(ctx);
+          return shared.check(ctx, budgets);
+        },
+        onDone(ctx) {
+          shared.settle(ctx);
+        },
+        routes,
+        async close() {
+          await shared.flush();
+          ledger.close();
+        },
+      };
     }
 
     return {
@@ -91,25 +159,7 @@ export default definePlugin<Options>({
         if (budgets === undefined || ctx.usage === undefined) return;
         for (const b of budgets) ledger.charge(b, amountOf(ctx, b));
       },
-      routes: adminRoutes(app, [
-        defineAdminRoute<never, { current_page: number; page_size: number }>({
-          method: 'GET',
-          path: '/v1/admin/usage-alerts',
-          summary: 'Usage budget alerts (thresholds crossed, budgets exhausted), newest first',
-          resource: 'usage_alert',
-          action: 'list',
-          scope: 'policies.read',
-          level: 'workspace',
-          workspaceDefault: 'all',
-          query: { properties: { workspace_id: S.workspaceRef, ...S.pagination } },
-          response: S.listOf(
-            S.record({ id: S.str, created_at: S.str, kind: S.str, budget: S.str, value_key: S.str, workspace_id: S.strOrNull, type: S.str, limit: S.num, usage: S.num }),
-          ),
-          handler({ query, workspace }) {
-            return listPage(store.c.usageAlerts, query, { filter: (a) => workspace === null || a.workspace_id === workspace.id, view: (a) => a });
-          },
-        }),
-      ]),
+      routes,
       close() {
         ledger.close();
       },

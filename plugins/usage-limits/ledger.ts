@@ -6,6 +6,10 @@
  * process sharing the data dir adds its own and none is lost, and no request waits on an fsync.
  * A check reads the stored total plus this process's unflushed delta; what another process spent
  * in its last flush interval is the only lag.
+ *
+ * In distributed mode the totals that decide live in Valkey; the records here mirror them
+ * (`observe`: the total Valkey answered at settle time) so the admin lists, the alerts and the
+ * `exhausted` marks keep working, and they are the local fallback while Valkey is away.
  */
 import { nowIso, uuidv7, type Records, type Store } from '../../core/index.js';
 import type { Budget } from './budgets.js';
@@ -16,12 +20,15 @@ export interface Ledger {
   spent(b: Budget): number;
   exhausted(b: Budget): boolean;
   charge(b: Budget, amount: number): void;
+  /** Distributed mode: the counter's total is now `total` (as Valkey answered). */
+  observe(b: Budget, total: number): void;
   flush(): void;
   close(): void;
 }
 
 export function createLedger(store: Store, flushMs: number, onAlert: (alert: Records.UsageAlert) => void): Ledger {
-  const pending = new Map<string, { budget: Budget; delta: number }>();
+  /** `absolute`: a total observed in Valkey, which replaces the stored one (deltas add to it). */
+  const pending = new Map<string, { budget: Budget; delta: number; absolute?: number }>();
   let timer: NodeJS.Timeout | undefined;
 
   function flush(): void {
@@ -31,10 +38,10 @@ export function createLedger(store: Store, flushMs: number, onAlert: (alert: Rec
     pending.clear();
     const alerts: Records.UsageAlert[] = [];
     store.root.transactionSync(() => {
-      for (const { budget: b, delta } of batch) {
+      for (const { budget: b, delta, absolute } of batch) {
         const now = nowIso();
         const old = store.c.policyUsage.get(b.counterId);
-        const usage = (old?.current_usage ?? 0) + delta;
+        const usage = (absolute ?? old?.current_usage ?? 0) + delta;
         const next: Entity = {
           id: b.counterId,
           policy_id: b.owner,
@@ -79,6 +86,15 @@ export function createLedger(store: Store, flushMs: number, onAlert: (alert: Rec
       const entry = pending.get(b.counterId);
       if (entry) entry.delta += amount;
       else pending.set(b.counterId, { budget: b, delta: amount });
+      timer ??= setTimeout(flush, flushMs);
+      timer.unref();
+    },
+    observe(b, total) {
+      const entry = pending.get(b.counterId);
+      if (entry) {
+        entry.absolute = total;
+        entry.delta = 0;
+      } else pending.set(b.counterId, { budget: b, delta: 0, absolute: total });
       timer ??= setTimeout(flush, flushMs);
       timer.unref();
     },

@@ -1,0 +1,182 @@
+/**
+ * Budgets in distributed mode: reserve before the call, settle after, in Valkey, so that a budget
+ * never overshoots by more than what is in flight, on any number of hosts.
+ *
+ *   onRequestBody  each budget reserves this request's estimated amount, capped at
+ *                  `reservation_cap` × the budget's limit, in the same single script as the rate
+ *                  limits (governance claim); refused when the reservation does not fit:
+ *                  settled + reserved + this reservation > limit ─▶ 429 usage_limit_exceeded
+ *   onDone         settle: the reservation is given back and the real amount charged (plain and
+ *                  streamed answers alike; a failed or cancelled request charges what it reported,
+ *                  usually nothing); queued with other settles, one pipeline per event-loop turn
+ *
+ * The estimate: the prompt as a quarter of the body's length (over-counts JSON, the safe side)
+ * plus the answer's cap (`max_tokens` and its aliases, times `n`, or `default_max_tokens`);
+ * tokens for `tokens` budgets, priced with the pricing table for `cost` budgets.
+ *
+ * Overshoot bound: admitted reservations never exceed the limit, so a budget's final spend is at
+ * most `limit + Σ (real − reserved)` over the requests in flight together, and a request only adds
+ * to that sum when its real amount exceeds its reservation: when the cap cut it, or its prompt
+ * was under-estimated.
+ *
+ * Valkey unreachable: store.redis.budgets = fail_closed (default) ─▶ 503 shared_state_unavailable;
+ * fail_open ─▶ this host checks its mirror of the totals (the ledger) and charges locally, then
+ * pushes what it charged to Valkey once Valkey answers again.
+ */
+import {
+  budgetValkeyKey,
+  costOf,
+  governanceOf,
+  type GatewayApp,
+  type GatewayContext,
+  type GovernanceClaim,
+  type ModelRoute,
+  type PricingService,
+} from '../../core/index.js';
+import type { Budget } from './budgets.js';
+import type { Ledger } from './ledger.js';
+import { UsageErrors } from './errors.js';
+
+/** A periodic budget's counter outlives its period by this much (admin reads of last month). */
+const KEEP_AFTER_PERIOD_MS = 35 * 86_400_000;
+
+export interface SharedBudgetOptions {
+  reservation_cap: number;
+  default_max_tokens: number;
+}
+
+interface Reservation {
+  budgets: Budget[];
+  reserved: number[];
+  /** The reservation bucket in Valkey, or undefined: counted locally (Valkey was away). */
+  bucket: string | undefined;
+}
+
+declare module '../../core/context.js' {
+  interface ContextVars {
+    budgetReservation: Reservation;
+  }
+}
+
+export interface SharedBudgets {
+  /** Submits this request's reservations (or none: the last seat still runs the others' claims). */
+  check(ctx: GatewayContext, budgets: Budget[]): void | Promise<void>;
+  none(ctx: GatewayContext): void | Promise<void>;
+  /** Settles the request's reservation with what it really spent. */
+  settle(ctx: GatewayContext): void;
+  /** Sends the queued settles (at shutdown). */
+  flush(): Promise<void>;
+}
+
+export function createSharedBudgets(
+  app: GatewayApp,
+  ledger: Ledger,
+  pricer: () => PricingService | undefined,
+  amountOf: (ctx: GatewayContext, b: Budget) => number,
+  options: SharedBudgetOptions,
+): SharedBudgets {
+  const governance = governanceOf(app);
+  const seat = governance.join('budgets');
+  const d = app.store.distributed!;
+  /** Charged locally while Valkey was away (fail_open), pushed once it is back. */
+  const owed = new Map<string, { budget: Budget; amount: number }>();
+
+  governance.onRecover(() => {
+    if (owed.size === 0) return;
+    const batch = [...owed.values()];
+    owed.clear();
+    governance.settle(
+      [],
+      batch.map(({ budget, amount }) => ({ key: budgetValkeyKey(d, budget.counterId), reserved: 0, bucket: '0', actual: amount, expireAt: expireAt(budget) })),
+      (totals) => batch.forEach(({ budget }, i) => ledger.observe(budget, totals[i]!)),
+    );
+  });
+
+  function estimate(ctx: GatewayContext, b: Budget, tokens: { prompt: number; output: number } | undefined): number {
+    if (tokens === undefined) return 0;
+    if (b.type === 'tokens') return tokens.prompt + tokens.output;
+    const model = String(ctx.target?.overrideParams?.model ?? ctx.body?.model ?? '').replace(/^@[^/]+\//, '');
+    const usage = { prompt_tokens: tokens.prompt, completion_tokens: tokens.output, total_tokens: tokens.prompt + tokens.output, cached_tokens: 0, reasoning_tokens: 0, source: 'estimated' as const };
+    return costOf(usage, ctx.provider ?? 'openai', model, pricer()).cents / 100;
+  }
+
+  return {
+    check(ctx, budgets) {
+      const tokens = estimateTokens(ctx, options.default_max_tokens);
+      const reserved = budgets.map((b) => Math.min(estimate(ctx, b, tokens), options.reservation_cap * b.limit));
+      const claim: GovernanceClaim = {
+        kind: 'budgets',
+        rates: [],
+        budgets: budgets.map((b, i) => ({ key: budgetValkeyKey(d, b.counterId), reserve: reserved[i]!, limit: b.limit, expireAt: expireAt(b) })),
+        decide(v) {
+          if (v.failed !== -1) throw exceeded(budgets[v.failed]!);
+          if (v.ok) ctx.set('budgetReservation', { budgets, reserved, bucket: v.bucket });
+        },
+        fallback() {
+          for (const b of budgets) if (ledger.exhausted(b)) throw exceeded(b);
+          ctx.set('budgetReservation', { budgets, reserved, bucket: undefined });
+        },
+      };
+      return seat.submit(ctx, claim);
+    },
+    none(ctx) {
+      return seat.submit(ctx, undefined);
+    },
+    settle(ctx) {
+      const r = ctx.get('budgetReservation');
+      if (r === undefined) return;
+      const amounts = r.budgets.map((b) => (ctx.usage === undefined ? 0 : Math.max(0, amountOf(ctx, b))));
+      if (r.bucket === undefined) {
+        r.budgets.forEach((b, i) => {
+          const amount = amounts[i]!;
+          if (amount <= 0) return;
+          ledger.charge(b, amount);
+          const entry = owed.get(b.counterId);
+          if (entry) entry.amount += amount;
+          else owed.set(b.counterId, { budget: b, amount });
+        });
+        return;
+      }
+      const bucket = r.bucket;
+      governance.settle(
+        [],
+        r.budgets.map((b, i) => ({ key: budgetValkeyKey(d, b.counterId), reserved: r.reserved[i]!, bucket, actual: amounts[i]!, expireAt: expireAt(b) })),
+        (totals) => r.budgets.forEach((b, i) => ledger.observe(b, totals[i]!)),
+      );
+    },
+    flush() {
+      return governance.flush().catch(() => undefined);
+    },
+  };
+}
+
+function expireAt(b: Budget): number {
+  return b.resetsAt === null ? 0 : b.resetsAt + KEEP_AFTER_PERIOD_MS;
+}
+
+function exceeded(b: Budget): Error {
+  const headers: Record<string, string> = {};
+  if (b.resetsAt !== null) headers['retry-after'] = String(Math.max(1, Math.ceil((b.resetsAt - Date.now()) / 1000)));
+  return UsageErrors.exceeded(`A ${b.type} budget that applies to this request is used up (${b.limit}${b.type === 'cost' ? ' USD' : ' tokens'}).`, { headers });
+}
+
+/** The request's estimated prompt and answer tokens, or undefined for opaque (pass-through) bodies. */
+function estimateTokens(ctx: GatewayContext, defaultMaxTokens: number): { prompt: number; output: number } | undefined {
+  const route = ctx.route;
+  const body = ctx.body;
+  if (route.kind !== 'model' || body === undefined) return undefined;
+  return { prompt: Math.ceil((ctx.rawBody?.length ?? 0) / 4), output: outputAllowance(route.name, body, defaultMaxTokens) };
+}
+
+/** The output tokens a request may use: its own cap (times `n` choices) or the default (as rate-limit counts it). */
+function outputAllowance(route: ModelRoute, body: Record<string, unknown>, defaultMaxTokens: number): number {
+  if (route === 'embeddings' || route === 'moderations' || route === 'messages.count_tokens') return 0;
+  const cap = firstCount(body.max_completion_tokens, body.max_tokens, body.max_output_tokens) ?? defaultMaxTokens;
+  const n = route === 'responses' ? undefined : firstCount(body.n);
+  return cap * (n !== undefined && n > 1 ? n : 1);
+}
+
+function firstCount(...values: unknown[]): number | undefined {
+  for (const v of values) if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return Math.ceil(v);
+  return undefined;
+}
