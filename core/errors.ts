@@ -129,6 +129,11 @@ export const Errors = {
   upstreamTimeout: define(504, 'timeout_error', 'upstream_timeout', 'The upstream did not answer in time.'),
   draining: define(503, 'overloaded_error', 'server_draining', 'The gateway is shutting down.'),
   overloaded: define(503, 'overloaded_error', 'overloaded', 'The gateway is overloaded; retry later.'),
+  /**
+   * Distributed mode: an admin write could not reach PostgreSQL (the control plane's authority);
+   * nothing was saved on any host. Reads and model traffic go on from each host's replica.
+   */
+  controlPlaneUnavailable: define(503, 'server_error', 'control_plane_unavailable', 'The control plane database is unreachable; the change was not saved. Retry later.'),
 } as const;
 
 /**

@@ -16,6 +16,11 @@
  * When the store is at its size limit (`store.map_size`) or the disk is full, writes answer 503
  * `store_full` (after authentication, scope and validation, which keep their own answers).
  *
+ * Distributed mode: a write (any method but GET) runs in a control-plane write scope
+ * (store/distributed/replica.ts): its changes and its audit record reach PostgreSQL, and so every
+ * host, before the answer; PostgreSQL unreachable is 503 `control_plane_unavailable` with nothing
+ * saved. A call with no principal on a closed route is refused (401) without a scope.
+ *
  * Admin routes are closed by default: without the auth plugin there is no principal, and every
  * non-public route answers 401.
  */
@@ -150,13 +155,8 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
       body: def.body,
       response: def.response,
     };
-    const route: RouteDefinition = {
-      method: def.method,
-      path: def.path,
-      body: def.body ? 'json' : 'none',
-      bodyLimit: 'admin',
-      meta,
-      async handler(ctx, params) {
+    const replica = def.method === 'GET' ? undefined : app.store.replica;
+    async function run(ctx: GatewayContext, params: Record<string, string>) {
         const principal = ctx.get('principal');
         if (!def.public && principal === undefined) throw AdminErrors.unauthenticated();
         const store = app.store;
@@ -219,7 +219,17 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
           else if (audited) recordAudit(store, audit(status), (e) => ctx.log.warn('audit record not written', { requestId: ctx.id, err: e }));
           throw err;
         }
-      },
+    }
+    const route: RouteDefinition = {
+      method: def.method,
+      path: def.path,
+      body: def.body ? 'json' : 'none',
+      bodyLimit: 'admin',
+      meta,
+      handler:
+        replica === undefined
+          ? run
+          : (ctx, params) => (def.public || ctx.get('principal') !== undefined ? replica.writeScope(() => run(ctx, params)) : run(ctx, params)),
     };
     return route;
   });

@@ -12,6 +12,8 @@ import { AuthErrors } from './errors.js';
 
 export interface KeyResolver {
   resolve(raw: string, now: number): Principal;
+  /** {@link resolve}, but undefined when no key has this value (a deleted, expired… key still throws). */
+  find(raw: string, now: number): Principal | undefined;
 }
 
 export function createKeyResolver(store: Store): KeyResolver {
@@ -39,11 +41,11 @@ export function createKeyResolver(store: Store): KeyResolver {
     };
   }
 
-  return {
-    resolve(raw, now) {
+  function find(raw: string, now: number): Principal | undefined {
       const hash = createHash('sha256').update(raw).digest('hex');
       const key = store.c.apiKeys.cachedBy('hash', hash);
-      if (key === undefined || key.deleted_at !== null) throw AuthErrors.invalidKey();
+      if (key === undefined) return undefined;
+      if (key.deleted_at !== null) throw AuthErrors.invalidKey();
       if (key.expires_at !== null && Date.parse(key.expires_at) <= now) throw AuthErrors.expiredKey();
       if (hash !== key.hash && (key.previous_expires_at === null || Date.parse(key.previous_expires_at) <= now)) {
         // A rotated-out secret after its transition period.
@@ -56,6 +58,14 @@ export function createKeyResolver(store: Store): KeyResolver {
       const principal = build(key);
       if (principals.size > 10_000) principals.clear();
       principals.set(key.id, { version, principal });
+      return principal;
+  }
+
+  return {
+    find,
+    resolve(raw, now) {
+      const principal = find(raw, now);
+      if (principal === undefined) throw AuthErrors.invalidKey();
       return principal;
     },
   };
