@@ -98,6 +98,24 @@ export function requireSharedMasterKey(env: NodeJS.ProcessEnv): void {
   }
 }
 
+/**
+ * A checked-out client whose server goes away between queries (the handler runs while the scope
+ * holds it) emits 'error'; unheard, that would end the process. The failing query reports it.
+ */
+const ignoreError = (): void => undefined;
+
+async function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
+  const client = await pool.connect();
+  client.on('error', ignoreError);
+  return client;
+}
+
+/** Back to the pool, or destroyed when `err` says the connection may be broken. */
+function release(client: pg.PoolClient, err?: unknown): void {
+  client.removeListener('error', ignoreError);
+  client.release(err === undefined ? undefined : err instanceof Error ? err : new Error(String(err)));
+}
+
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 const keyOf = (collection: string, id: string): string => `${collection}\u0000${id}`;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
@@ -259,7 +277,7 @@ export class ControlPlaneReplica {
    * `control_plane_unavailable` with nothing changed on any host.
    */
   async writeScope<R>(fn: () => R | Promise<R>): Promise<R> {
-    const release = await this.#lock();
+    const unlock = await this.#lock();
     try {
       if (this.#closed) throw Errors.controlPlaneUnavailable('The gateway is shutting down; the change was not saved.');
       const client = await this.#begin();
@@ -280,7 +298,7 @@ export class ControlPlaneReplica {
       if (failed) throw failure;
       return result as R;
     } finally {
-      release();
+      unlock();
     }
   }
 
@@ -301,14 +319,14 @@ export class ControlPlaneReplica {
     for (let attempt = 0; ; attempt++) {
       let client: pg.PoolClient | undefined;
       try {
-        client = await this.#pool.connect();
+        client = await checkout(this.#pool);
         await client.query('BEGIN');
         await client.query(`SET LOCAL lock_timeout = '${LOCK_WAIT_MS}ms'`);
         await client.query('SELECT pg_advisory_xact_lock($1)', [CONTROL_PLANE_WRITE_LOCK]);
         await this.#catchUpWith(client);
         return client;
       } catch (err) {
-        client?.release(err as Error);
+        if (client) release(client, err);
         const lockTimeout = (err as { code?: string }).code === '55P03';
         if (attempt === 0 && !lockTimeout && !this.#closed) continue;
         this.#down(err);
@@ -342,11 +360,11 @@ export class ControlPlaneReplica {
         await client.query('SELECT pg_notify($1, $2)', [CONTROL_PLANE_CHANNEL, String(top)]);
       }
       await client.query('COMMIT');
-      client.release();
+      release(client);
       this.#up();
       if (top > 0) this.#advance(top);
     } catch (err) {
-      client.release(err as Error);
+      release(client, err);
       this.#down(err);
       if (onFailure) onFailure();
       else this.#restore(shipped);
@@ -467,20 +485,20 @@ export class ControlPlaneReplica {
    */
   async flushOutbox(): Promise<void> {
     if (this.#outbox.size === 0) return;
-    const release = await this.#lock();
+    const unlock = await this.#lock();
     const batch = this.#outbox;
     this.#outbox = new Map();
     try {
       if (batch.size === 0) return;
       let client: pg.PoolClient | undefined;
       try {
-        client = await this.#pool.connect();
+        client = await checkout(this.#pool);
         await client.query('BEGIN');
         await client.query(`SET LOCAL lock_timeout = '${LOCK_WAIT_MS}ms'`);
         await client.query('SELECT pg_advisory_xact_lock($1)', [CONTROL_PLANE_WRITE_LOCK]);
         await this.#catchUpWith(client, new Set(batch.keys()));
       } catch (err) {
-        client?.release(err as Error);
+        if (client) release(client, err);
         this.#down(err);
         throw err;
       }
@@ -489,7 +507,7 @@ export class ControlPlaneReplica {
       for (const [k, c] of batch) if (!this.#outbox.has(k)) this.#outbox.set(k, c);
       this.#scheduleFlush(FLUSH_RETRY_MS);
     } finally {
-      release();
+      unlock();
     }
   }
 
@@ -543,7 +561,7 @@ export class ControlPlaneReplica {
     if (this.#outbox.size > 0) await Promise.race([this.flushOutbox(), sleep(2000)]);
     this.#closed = true;
     // The last scope (if one runs) finishes first.
-    await Promise.race([this.#lock().then((release) => release()), sleep(QUERY_MS)]);
+    await Promise.race([this.#lock().then((unlock) => unlock()), sleep(QUERY_MS)]);
     for (const c of this.#collections.values()) c.observe(null);
     const listener = this.#listener;
     this.#listener = undefined;
