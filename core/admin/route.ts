@@ -79,6 +79,13 @@ export interface AdminRouteDef<B = Record<string, unknown>, Q = Record<string, u
   workspaceDefault?: 'default' | 'all';
   /** No authentication at all (model pricing). */
   public?: boolean;
+  /**
+   * Distributed mode: run the write in a control-plane write scope (default true for every method
+   * but GET). Routes apps call at volume that write no control-plane record (custom logs,
+   * feedback) set false: they are not serialized across hosts, and their audit record reaches the
+   * other hosts through the replica's outbox (at-least-once, within ~100 ms) instead.
+   */
+  writeScope?: boolean;
   query?: JsonSchema;
   body?: JsonSchema;
   response: JsonSchema;
@@ -155,7 +162,7 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
       body: def.body,
       response: def.response,
     };
-    const replica = def.method === 'GET' ? undefined : app.store.replica;
+    const replica = def.method === 'GET' || def.writeScope === false ? undefined : app.store.replica;
     async function run(ctx: GatewayContext, params: Record<string, string>) {
         const principal = ctx.get('principal');
         if (!def.public && principal === undefined) throw AdminErrors.unauthenticated();

@@ -251,15 +251,17 @@ export class ControlPlaneReplica {
    * at most FRESHEN_WAIT_MS (PostgreSQL unreachable: the miss stands).
    */
   freshen(): Promise<void> {
-    this.#freshening ??= (async () => {
-      const wait = this.#lastFreshen + FRESHEN_GAP_MS - performance.now();
-      if (wait > 0) await sleep(wait);
-      this.#freshening = undefined;
-      this.#lastFreshen = performance.now();
-      await this.catchUp();
-    })();
-    const timeout = sleep(FRESHEN_WAIT_MS);
-    return Promise.race([this.#freshening.catch(() => undefined), timeout]);
+    if (this.#freshening === undefined) {
+      // Always through a timer, even with no wait: callers joining this round must have called
+      // before its catch-up starts.
+      const wait = Math.max(0, this.#lastFreshen + FRESHEN_GAP_MS - performance.now());
+      this.#freshening = sleep(wait).then(() => {
+        this.#freshening = undefined;
+        this.#lastFreshen = performance.now();
+        return this.catchUp();
+      });
+    }
+    return Promise.race([this.#freshening.catch(() => undefined), sleep(FRESHEN_WAIT_MS)]);
   }
 
   /** Records `meta[key]` (one of the replicated settings) as changed by the running scope. */
