@@ -397,17 +397,19 @@ export class ControlPlaneReplica {
   }
 
   async #catchUpWith(q: Queryable, keep?: ReadonlySet<string>): Promise<void> {
-    try {
-      for (;;) {
-        const { rows } = await q.query<Row>(CHANGES_AFTER, [this.seq, PAGE]);
-        if (rows.length > 0) this.#applyRows(rows, keep);
-        if (rows.length < PAGE) break;
+    for (;;) {
+      let rows: Row[];
+      try {
+        ({ rows } = await q.query<Row>(CHANGES_AFTER, [this.seq, PAGE]));
+      } catch (err) {
+        this.#down(err);
+        throw err;
       }
-    } catch (err) {
-      this.#down(err);
-      throw err;
+      this.#up();
+      // A local failure (a full disk) is not PostgreSQL's: it propagates without the "unreachable" warning.
+      if (rows.length > 0) this.#applyRows(rows, keep);
+      if (rows.length < PAGE) return;
     }
-    this.#up();
   }
 
   /**
