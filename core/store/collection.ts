@@ -13,14 +13,14 @@
  *
  * A write also carries the companion record of the current scope (the audit record of the admin
  * call making it, see companion.ts) in its transaction. A write that fails for lack of room (the
- * disk full) is 503 `store_full`.
+ * disk full) is 503 `store_full`. The store's own size limit is enforced by the callers that grow
+ * the store (admin routes, logs, cache), not here: hot-path bookkeeping such as budget usage must
+ * keep counting when the store is full.
  *
  * Distributed mode (store/distributed/replica.ts) sets a write observer on every collection: each
  * write names the record it is about to change, before it changes it, so the replica can journal
  * the before-image and ship the record to PostgreSQL. On the embedded default the observer is null
- * and a write pays one null check. The store's own size limit is enforced by the callers that grow
- * the store (admin routes, logs, cache), not here: hot-path bookkeeping such as budget usage must
- * keep counting when the store is full.
+ * and a write pays one null check.
  */
 import type { Database, RootDatabase } from 'lmdb';
 import { StoreErrors } from './errors.js';
