@@ -14,6 +14,10 @@ import { newApiKey } from '../core/store/api-key-record.js';
 import { DEFAULT_ORGANISATION_SCOPES } from '../core/auth/scopes.js';
 import { Scopes } from '../core/index.js';
 import { isGatewayError } from '../core/errors.js';
+import { dirname } from 'node:path';
+import { createLogger } from '../core/logger.js';
+import { openStore } from '../core/store/store.js';
+import { openDistributed } from '../core/store/distributed/connections.js';
 
 const YAML = 'pipeline: [auth, admin-org, admin-api-keys]\n';
 
@@ -86,6 +90,31 @@ t.test('replica mechanics', async (t) => {
     }
     t.equal(status, 'exhausted', `B sees it (${(performance.now() - start).toFixed(0)} ms)`);
     t.equal(a.store.replica!.status().outbox, 0, 'the outbox is empty again');
+  });
+
+  await t.test('a replica away longer than deletes are kept reloads at start', async (t) => {
+    const ws = await fetch(`${a.url}/v1/admin/workspaces`, {
+      method: 'POST',
+      headers: { 'x-gateway-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'short-lived', slug: 'short-lived' }),
+    });
+    const { id } = (await ws.json()) as { id: string };
+    for (let i = 0; i < 100 && b.store.c.workspaces.get(id) === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    t.ok(b.store.c.workspaces.get(id), 'B has the workspace');
+    const dir = dirname(b.store.path);
+    const { postgres, redis } = b.config.store;
+    await b.close();
+    await a.store.replica!.writeScope(() => a.store.c.workspaces.delete(id));
+    await sql.query("UPDATE gw_records SET changed_at = now() - interval '8 days' WHERE data IS NULL");
+    t.ok((await a.store.replica!.purgeTombstones()) >= 1, 'the tombstone is purged');
+    const log = createLogger({ level: 'silent' });
+    const store = openStore({ dir, log, env, distributed: await openDistributed(postgres!, redis!, log) });
+    t.teardown(() => store.close());
+    await store.replica!.start({ feed: false });
+    t.equal(store.c.workspaces.get(id), undefined, 'the delete it never saw is applied: the replica was reloaded');
+    t.equal(store.c.workspaces.getBy('slug', 'short-lived'), undefined, 'its slug index too');
+    t.ok(store.c.apiKeys.list().total > 0, 'and the rest is there');
+    await store.close();
   });
 
   await t.test('PostgreSQL failing inside a write scope: nothing on either side, 503', async (t) => {

@@ -39,6 +39,7 @@ import {
   CONTROL_PLANE_COMPONENT,
   CONTROL_PLANE_STEPS,
   CONTROL_PLANE_WRITE_LOCK,
+  PURGE_TOMBSTONES,
   UPSERT_RECORDS,
 } from './control-plane-schema.js';
 
@@ -66,6 +67,12 @@ const FRESHEN_WAIT_MS = 1000;
 const FLUSH_MS = 100;
 const FLUSH_RETRY_MS = 1000;
 const OUTBOX_MAX = 100_000;
+/**
+ * Deletes stay in PostgreSQL as tombstones this long, then are purged (hourly). A host that was
+ * away longer reloads its replica from PostgreSQL at start.
+ */
+export const TOMBSTONE_KEEP_MS = 7 * 86_400_000;
+const PURGE_EVERY_MS = 3_600_000;
 
 interface Change {
   collection: string;
@@ -157,6 +164,7 @@ export class ControlPlaneReplica {
   #poll: NodeJS.Timeout | undefined;
   #flushTimer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
+  #purge: NodeJS.Timeout | undefined;
 
   constructor(store: Store, distributed: Distributed, log: Logger) {
     this.#store = store;
@@ -186,8 +194,8 @@ export class ControlPlaneReplica {
    */
   async start(options: ReplicaStartOptions = {}): Promise<void> {
     await runMigrations(this.#pool, CONTROL_PLANE_COMPONENT, CONTROL_PLANE_STEPS, this.#log);
-    const { rows } = await this.#pool.query<{ cluster_id: string }>('SELECT cluster_id FROM gw_control_plane');
-    this.#adopt(rows[0]!.cluster_id);
+    const { rows } = await this.#pool.query<{ cluster_id: string; horizon: string }>('SELECT cluster_id, horizon FROM gw_control_plane');
+    this.#adopt(rows[0]!.cluster_id, Number(rows[0]!.horizon));
     const observer: WriteObserver = (collection, id, async) => this.#observe(collection, id, async);
     for (const c of this.#collections.values()) c.observe(observer);
     await this.#catchUpWith(this.#pool);
@@ -195,6 +203,18 @@ export class ControlPlaneReplica {
     this.#listen(0);
     this.#poll = setInterval(() => void this.catchUp().catch(() => undefined), POLL_MS);
     this.#poll.unref();
+    // Every host purges on its own clock; a purge finding nothing to do costs one indexed query.
+    this.#purge = setInterval(() => void this.purgeTombstones().catch(() => undefined), PURGE_EVERY_MS);
+    this.#purge.unref();
+  }
+
+  /**
+   * Deletes tombstones older than `keepMs` from PostgreSQL and raises the horizon: a replica
+   * below it (away longer than that) reloads at its next start. Returns how many were purged.
+   */
+  async purgeTombstones(keepMs = TOMBSTONE_KEEP_MS): Promise<number> {
+    const { rows } = await this.#pool.query<{ purged: string }>(PURGE_TOMBSTONES, [keepMs]);
+    return Number(rows[0]?.purged ?? 0);
   }
 
   /**
@@ -202,11 +222,14 @@ export class ControlPlaneReplica {
    * (written before distributed mode, never a replica) is refused: its records are not in
    * PostgreSQL, and silently hiding or overwriting them would lose them.
    */
-  #adopt(cluster: string): void {
+  #adopt(cluster: string, horizon: number): void {
     const { meta, root } = this.#store;
     const local = meta.get(CLUSTER_KEY) as string | undefined;
-    if (local === cluster) return;
-    if (local === undefined) {
+    if (local === cluster) {
+      if (this.seq >= horizon) return;
+      // Away longer than tombstones are kept: a delete it never saw may be gone from PostgreSQL.
+      this.#log.warn('the local replica is older than the purged deletes; reloading it from PostgreSQL', { seq: this.seq, horizon });
+    } else if (local === undefined) {
       const used = meta.get('organisation_id') !== undefined || [...this.#collections.values()].some((c) => c.count() > 0);
       if (used) {
         throw new Error(
@@ -559,6 +582,7 @@ export class ControlPlaneReplica {
   async close(): Promise<void> {
     if (this.#closed) return;
     clearInterval(this.#poll);
+    clearInterval(this.#purge);
     clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
     await this.#flushing;
