@@ -9,12 +9,19 @@
  * mutex), and the insert bumps the collection version that every gateway process compares before
  * trusting its key cache, so the new key authenticates on the very next request.
  *
+ * Distributed mode (store.postgres and store.redis set): the data dir is the host's replica of the
+ * control plane; the command catches it up, then bootstraps and inserts in control-plane write
+ * scopes, so the key is in PostgreSQL (and on every host within a second) when it is printed.
+ * It needs GATEWAY_MASTER_KEY like the gateway, and fails if PostgreSQL is unreachable.
+ *
  * stdout carries only what a script needs (the id and the raw key, shown this once); problems go
  * to stderr with exit code 1.
  */
 import { loadConfigFile, formatProblem } from './config/load.js';
 import { openStore, type Store } from './store/store.js';
-import { bootstrapStore } from './store/bootstrap.js';
+import { bootstrap } from './store/bootstrap.js';
+import { openDistributed, type Distributed } from './store/distributed/connections.js';
+import { requireSharedMasterKey } from './store/distributed/replica.js';
 import { findWorkspace, defaultWorkspace } from './admin/workspaces.js';
 import { newApiKey } from './store/api-key-record.js';
 import { ALL_SCOPES, allowedScopes, DEFAULT_ORGANISATION_SCOPES, DEFAULT_WORKSPACE_SCOPES } from './auth/scopes.js';
@@ -130,14 +137,30 @@ export async function keysCommand(argv: string[], configFile: string): Promise<n
     return 1;
   }
   const log = createLogger();
-  const store = openStore({ dir: config.store.path, log, mapSize: config.store.map_size });
+  const { postgres, redis } = config.store;
+  let distributed: Distributed | undefined;
+  let store: Store;
   try {
-    const boot = bootstrapStore(store, process.env, log);
+    if (postgres && redis) {
+      requireSharedMasterKey(process.env);
+      distributed = await openDistributed(postgres, redis, log);
+    }
+    store = openStore({ dir: config.store.path, log, mapSize: config.store.map_size, distributed });
+  } catch (err) {
+    await distributed?.close();
+    process.stderr.write(`gateway keys: ${(err as Error).message}\n`);
+    return 1;
+  }
+  try {
+    await store.replica?.start({ feed: false });
+    const boot = await bootstrap(store, process.env, log);
     if (boot.generatedAdminKey !== undefined) {
       // This run was the first to open the data dir: the bootstrap admin key exists only here.
       process.stdout.write(`admin_key: ${boot.generatedAdminKey}\n`);
     }
-    const { id, raw } = insertKey(store, args, boot.organisationId);
+    const { id, raw } = store.replica
+      ? await store.replica.writeScope(() => insertKey(store, args, boot.organisationId))
+      : insertKey(store, args, boot.organisationId);
     // Shown once: only the hash is stored.
     process.stdout.write(`id: ${id}\nkey: ${raw}\n`);
     process.stderr.write(`created a ${args.type} API key (store it now: it is not shown again)\n`);

@@ -131,6 +131,11 @@ export const Errors = {
   overloaded: define(503, 'overloaded_error', 'overloaded', 'The gateway is overloaded; retry later.'),
   /** Distributed mode: Valkey is unreachable and the counters this request needs fail closed. */
   sharedStateUnavailable: define(503, 'overloaded_error', 'shared_state_unavailable', 'The shared counters are unreachable; retry later.'),
+  /**
+   * Distributed mode: an admin write could not reach PostgreSQL (the control plane's authority);
+   * nothing was saved on any host. Reads and model traffic go on from each host's replica.
+   */
+  controlPlaneUnavailable: define(503, 'server_error', 'control_plane_unavailable', 'The control plane database is unreachable; the change was not saved. Retry later.'),
 } as const;
 
 /**

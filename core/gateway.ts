@@ -18,8 +18,9 @@ import { listen, type Listener } from './server.js';
 import { createLogger, type Logger } from './logger.js';
 import type { Runtime } from './runtime.js';
 import { openStore, type Store } from './store/store.js';
-import { bootstrapStore } from './store/bootstrap.js';
+import { bootstrap } from './store/bootstrap.js';
 import { openDistributed } from './store/distributed/connections.js';
+import { requireSharedMasterKey } from './store/distributed/replica.js';
 import { createTokenCounter } from './workers/token-counter.js';
 import type { TokenCounter } from './workers/types.js';
 import { buildOpenApi } from './admin/openapi.js';
@@ -98,9 +99,26 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const log = options.logger ?? createLogger();
   const catalog = options.catalog ?? {};
   const { postgres, redis } = config.store;
+  const env = options.env ?? process.env;
+  // Before any connection: a host that cannot open the others' sealed secrets must not start.
+  if (postgres && redis) requireSharedMasterKey(env);
   const distributed = postgres && redis ? await openDistributed(postgres, redis, log) : undefined;
-  const store = openStore({ dir: config.store.path, log, env: options.env ?? process.env, mapSize: config.store.map_size, distributed });
-  const boot = bootstrapStore(store, options.env ?? process.env, log);
+  let store: Store;
+  try {
+    store = openStore({ dir: config.store.path, log, env, mapSize: config.store.map_size, distributed });
+  } catch (err) {
+    await distributed?.close();
+    throw err;
+  }
+  let boot: Awaited<ReturnType<typeof bootstrap>>;
+  try {
+    // Distributed mode: migrate PostgreSQL, load the replica, follow the change feed.
+    await store.replica?.start();
+    boot = await bootstrap(store, env, log);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   // Threads start on the first large count only; reloads share this one counter.
   const tokens = createTokenCounter();
   const agent = new Agent({

@@ -85,6 +85,7 @@ export type { RouteNode, RetrySettings, StrategyMode } from './router/types.js';
 export { snapshot as breakerSnapshot, resetBreakers, DEFAULT_BREAKER } from './router/breaker.js';
 export type { BreakerSettings, BreakerSnapshot } from './router/breaker.js';
 export { actingWorkspace, lazyCredentials, slugTarget, virtualKeyTarget, VirtualKeyErrors } from './router/resolve-targets.js';
+export { retryOnMiss } from './store/distributed/replica-miss.js';
 export type { Usage, Cost } from './usage/types.js';
 export { costOf } from './usage/cost.js';
 export type { PricingService, ModelPrice } from './usage/cost.js';

@@ -10,6 +10,7 @@ import { runMigrations } from '../core/store/distributed/migrate.js';
 import { loadConfigText } from '../core/config/load.js';
 import { startGateway } from './helpers/gateway.js';
 import { needServices } from './helpers/services.js';
+import { MASTER_KEY } from './helpers/hosts.js';
 
 t.test('one backend alone is refused with the reason; both, or neither, load', async (t) => {
   const onlyPg = loadConfigText('store: {postgres: {url: "postgres://h/db"}}', '<inline>', {});
@@ -40,7 +41,7 @@ t.test('a gateway in distributed mode reaches both servers at start, and names t
   if (!svc) return;
   const [pg, redis] = await Promise.all([svc.postgres(), svc.redis()]);
   const db = await pg.database();
-  const gw = await startGateway(t, { env: { GATEWAY_POSTGRES_URL: db, GATEWAY_REDIS_URL: redis.url } });
+  const gw = await startGateway(t, { env: { GATEWAY_POSTGRES_URL: db, GATEWAY_REDIS_URL: redis.url, GATEWAY_MASTER_KEY: MASTER_KEY } });
   t.ok(gw.store.distributed, 'the store carries the shared backends');
   const { rows } = await gw.store.distributed!.pg.query<{ n: number }>('SELECT 1 AS n');
   t.equal(rows[0]!.n, 1);
@@ -51,10 +52,10 @@ t.test('a gateway in distributed mode reaches both servers at start, and names t
   t.equal(await probe.ping(), 'PONG');
 
   await t.rejects(
-    startGateway(t, { env: { GATEWAY_POSTGRES_URL: db, GATEWAY_REDIS_URL: 'redis://127.0.0.1:1' } }),
+    startGateway(t, { env: { GATEWAY_POSTGRES_URL: db, GATEWAY_REDIS_URL: 'redis://127.0.0.1:1', GATEWAY_MASTER_KEY: MASTER_KEY } }),
     /cannot reach Valkey\/Redis at 127\.0\.0\.1:1/,
   );
-  const failed = await startGateway(t, { env: { GATEWAY_POSTGRES_URL: 'postgres://postgres:hunter2@127.0.0.1:1/x', GATEWAY_REDIS_URL: redis.url } }).then(
+  const failed = await startGateway(t, { env: { GATEWAY_POSTGRES_URL: 'postgres://postgres:hunter2@127.0.0.1:1/x', GATEWAY_REDIS_URL: redis.url, GATEWAY_MASTER_KEY: MASTER_KEY } }).then(
     () => null,
     (err: Error) => err.message,
   );

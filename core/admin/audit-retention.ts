@@ -9,6 +9,9 @@
  * the event loop), so a backlog of millions (a lowered limit, a long stop) is worked off in
  * bounded slices without holding the event loop. Every process sharing the data dir sweeps on its
  * own clock; removing a key twice is harmless.
+ *
+ * Distributed mode: a run is a control-plane write scope, so its removals reach PostgreSQL and
+ * every host's replica (every host sweeps; a sweep finding the work done removes nothing).
  */
 import type { Logger } from '../logger.js';
 import type { AuditConfig } from '../config/types.js';
@@ -33,6 +36,11 @@ function idPrefix(ms: number): string {
  * Resolves with how many it removed once the removals are committed.
  */
 export async function sweepAudit(store: Store, options: AuditConfig & { now?: number; limit?: number }): Promise<number> {
+  if (store.replica !== undefined) return store.replica.writeScope(() => sweepLocal(store, options));
+  return sweepLocal(store, options);
+}
+
+async function sweepLocal(store: Store, options: AuditConfig & { now?: number; limit?: number }): Promise<number> {
   const audit = store.c.audit;
   const excess = Math.max(0, audit.count() - options.max_records);
   const cutoff = idPrefix((options.now ?? Date.now()) - options.retention_days * DAY_MS);

@@ -16,6 +16,11 @@
  * When the store is at its size limit (`store.map_size`) or the disk is full, writes answer 503
  * `store_full` (after authentication, scope and validation, which keep their own answers).
  *
+ * Distributed mode: a write (any method but GET) runs in a control-plane write scope
+ * (store/distributed/replica.ts): its changes and its audit record reach PostgreSQL, and so every
+ * host, before the answer; PostgreSQL unreachable is 503 `control_plane_unavailable` with nothing
+ * saved. A call with no principal on a closed route is refused (401) without a scope.
+ *
  * Admin routes are closed by default: without the auth plugin there is no principal, and every
  * non-public route answers 401.
  */
@@ -27,7 +32,7 @@ import type { GatewayContext } from '../context.js';
 import type { Principal } from '../auth/principal.js';
 import type { Store } from '../store/store.js';
 import type { Workspace } from '../store/records.js';
-import { reply } from '../reply.js';
+import { reply, type Reply } from '../reply.js';
 import { fromAjvErrors } from '../validation/index.js';
 import { checkLookup } from '../validation/lookup-bounds.js';
 import { nonFiniteNumber } from '../validation/finite-numbers.js';
@@ -74,6 +79,13 @@ export interface AdminRouteDef<B = Record<string, unknown>, Q = Record<string, u
   workspaceDefault?: 'default' | 'all';
   /** No authentication at all (model pricing). */
   public?: boolean;
+  /**
+   * Distributed mode: run the write in a control-plane write scope (default true for every method
+   * but GET). Routes apps call at volume that write no control-plane record (custom logs,
+   * feedback) set false: they are not serialized across hosts, and their audit record reaches the
+   * other hosts through the replica's outbox (at-least-once, within ~100 ms) instead.
+   */
+  writeScope?: boolean;
   query?: JsonSchema;
   body?: JsonSchema;
   response: JsonSchema;
@@ -150,76 +162,81 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
       body: def.body,
       response: def.response,
     };
+    const replica = def.method === 'GET' || def.writeScope === false ? undefined : app.store.replica;
+    async function run(ctx: GatewayContext, params: Record<string, string>): Promise<Reply> {
+      const principal = ctx.get('principal');
+      if (!def.public && principal === undefined) throw AdminErrors.unauthenticated();
+      const store = app.store;
+      const query = parseQuery(ctx.search);
+      const body = (ctx.body ?? {}) as Record<string, unknown>;
+      let workspace: Workspace | null = null;
+      const audited = def.method !== 'GET' && principal !== undefined;
+      const auditId = uuidv7();
+      const audit = (outcome: number): AuditRecord =>
+        buildAuditRecord({
+          id: auditId,
+          ctx,
+          principal: principal!,
+          resource: def.resource,
+          action: def.action,
+          status: outcome,
+          workspaceId: workspace?.id ?? principal!.workspace_id,
+          body,
+          query,
+          summaryBytes: app.config.audit.summary_bytes,
+        });
+      try {
+        // Inside the try: a refused write (403, 400) is audited too; that is what auditors look for.
+        if (principal !== undefined && !def.public) authorize(principal, def);
+        // Path ids are looked up in the store: an oversized one is a 400, not an LMDB error.
+        for (const name in params) {
+          const err = checkLookup(params[name], name);
+          if (err !== null) throw err;
+        }
+        if (validateQuery && !validateQuery(query)) throw fromAjvErrors(validateQuery.errors, query, def.query!);
+        // Coercion turns `?x=1e999` into Infinity, which `type: number` accepts.
+        const nonFinite = validateQuery ? nonFiniteNumber(query) : null;
+        if (nonFinite !== null) throw nonFinite;
+        if (validateBody && !validateBody(body)) throw fromAjvErrors(validateBody.errors, body, def.body!);
+        if (def.level === 'workspace' && principal !== undefined) {
+          workspace = targetWorkspace(store, principal, body.workspace_id ?? query.workspace_id, def.workspaceDefault ?? 'default');
+        }
+        const input = { ctx, params, query: query as never, body: body as never, principal: principal!, workspace, store };
+        let result: unknown;
+        if (audited) {
+          // A full store refuses admin writes before they start (DELETE goes on: it makes room).
+          if (def.method !== 'DELETE') store.capacity.assertRoom();
+          let success: AuditRecord | undefined;
+          const companion = store.c.audit.companion(auditId, () => (success ??= audit(200)));
+          result = await withCompanion(companion, () => def.handler(input));
+          // No collection write carried the record (raw databases, or nothing written): commit it
+          // now, before the answer, so the acknowledgement never outruns it.
+          if (store.c.audit.get(auditId) === undefined) store.c.audit.appendSync(success ?? audit(200));
+        } else {
+          result = await def.handler(input);
+        }
+        return reply(200, serialize(result ?? {}), { 'content-type': 'application/json' });
+      } catch (caught) {
+        // A handler's own transaction that failed for lack of room (disk full) is the same 503 as a collection's.
+        const err = isNoRoom(caught) ? StoreErrors.full(caught) : caught;
+        const status = typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
+        // Same id: a record committed with a change the call then failed after is corrected, not doubled.
+        // A full store keeps room for changes, not for the records of refused calls.
+        if (audited && store.capacity.full()) ctx.log.warn('store full: audit record of a failed call not written', { requestId: ctx.id, status });
+        else if (audited) recordAudit(store, audit(status), (e) => ctx.log.warn('audit record not written', { requestId: ctx.id, err: e }));
+        throw err;
+      }
+    }
     const route: RouteDefinition = {
       method: def.method,
       path: def.path,
       body: def.body ? 'json' : 'none',
       bodyLimit: 'admin',
       meta,
-      async handler(ctx, params) {
-        const principal = ctx.get('principal');
-        if (!def.public && principal === undefined) throw AdminErrors.unauthenticated();
-        const store = app.store;
-        const query = parseQuery(ctx.search);
-        const body = (ctx.body ?? {}) as Record<string, unknown>;
-        let workspace: Workspace | null = null;
-        const audited = def.method !== 'GET' && principal !== undefined;
-        const auditId = uuidv7();
-        const audit = (outcome: number): AuditRecord =>
-          buildAuditRecord({
-            id: auditId,
-            ctx,
-            principal: principal!,
-            resource: def.resource,
-            action: def.action,
-            status: outcome,
-            workspaceId: workspace?.id ?? principal!.workspace_id,
-            body,
-            query,
-            summaryBytes: app.config.audit.summary_bytes,
-          });
-        try {
-          // Inside the try: a refused write (403, 400) is audited too; that is what auditors look for.
-          if (principal !== undefined && !def.public) authorize(principal, def);
-          // Path ids are looked up in the store: an oversized one is a 400, not an LMDB error.
-          for (const name in params) {
-            const err = checkLookup(params[name], name);
-            if (err !== null) throw err;
-          }
-          if (validateQuery && !validateQuery(query)) throw fromAjvErrors(validateQuery.errors, query, def.query!);
-          // Coercion turns `?x=1e999` into Infinity, which `type: number` accepts.
-          const nonFinite = validateQuery ? nonFiniteNumber(query) : null;
-          if (nonFinite !== null) throw nonFinite;
-          if (validateBody && !validateBody(body)) throw fromAjvErrors(validateBody.errors, body, def.body!);
-          if (def.level === 'workspace' && principal !== undefined) {
-            workspace = targetWorkspace(store, principal, body.workspace_id ?? query.workspace_id, def.workspaceDefault ?? 'default');
-          }
-          const input = { ctx, params, query: query as never, body: body as never, principal: principal!, workspace, store };
-          let result: unknown;
-          if (audited) {
-            // A full store refuses admin writes before they start (DELETE goes on: it makes room).
-            if (def.method !== 'DELETE') store.capacity.assertRoom();
-            let success: AuditRecord | undefined;
-            const companion = store.c.audit.companion(auditId, () => (success ??= audit(200)));
-            result = await withCompanion(companion, () => def.handler(input));
-            // No collection write carried the record (raw databases, or nothing written): commit it
-            // now, before the answer, so the acknowledgement never outruns it.
-            if (store.c.audit.get(auditId) === undefined) store.c.audit.appendSync(success ?? audit(200));
-          } else {
-            result = await def.handler(input);
-          }
-          return reply(200, serialize(result ?? {}), { 'content-type': 'application/json' });
-        } catch (caught) {
-          // A handler's own transaction that failed for lack of room (disk full) is the same 503 as a collection's.
-          const err = isNoRoom(caught) ? StoreErrors.full(caught) : caught;
-          const status = typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
-          // Same id: a record committed with a change the call then failed after is corrected, not doubled.
-          // A full store keeps room for changes, not for the records of refused calls.
-          if (audited && store.capacity.full()) ctx.log.warn('store full: audit record of a failed call not written', { requestId: ctx.id, status });
-          else if (audited) recordAudit(store, audit(status), (e) => ctx.log.warn('audit record not written', { requestId: ctx.id, err: e }));
-          throw err;
-        }
-      },
+      handler:
+        replica === undefined
+          ? run
+          : (ctx, params) => (def.public || ctx.get('principal') !== undefined ? replica.writeScope(() => run(ctx, params)) : run(ctx, params)),
     };
     return route;
   });

@@ -22,6 +22,12 @@ export interface BootstrapResult {
   generatedAdminKey: string | undefined;
 }
 
+/** {@link bootstrapStore}, in a write scope in distributed mode (see the file header). */
+export async function bootstrap(store: Store, env: NodeJS.ProcessEnv, log: Logger): Promise<BootstrapResult> {
+  if (store.replica === undefined) return bootstrapStore(store, env, log);
+  return store.replica.writeScope(() => bootstrapStore(store, env, log));
+}
+
 export function bootstrapStore(store: Store, env: NodeJS.ProcessEnv, log: Logger): BootstrapResult {
   let generated: string | undefined;
   const result = store.root.transactionSync(() => {
@@ -30,6 +36,7 @@ export function bootstrapStore(store: Store, env: NodeJS.ProcessEnv, log: Logger
     if (orgId === undefined) {
       orgId = uuidv7();
       store.c.organisations.insert({ id: orgId, name: 'default', created_at: now, last_updated_at: now });
+      store.replica?.noteMeta('organisation_id');
       store.meta.putSync('organisation_id', orgId);
     }
     let wsId = store.meta.get('default_workspace_id') as string | undefined;
@@ -48,6 +55,7 @@ export function bootstrapStore(store: Store, env: NodeJS.ProcessEnv, log: Logger
         created_at: now,
         last_updated_at: now,
       });
+      store.replica?.noteMeta('default_workspace_id');
       store.meta.putSync('default_workspace_id', wsId);
     }
     const fromEnv = env.GATEWAY_ADMIN_KEY;
@@ -60,6 +68,7 @@ export function bootstrapStore(store: Store, env: NodeJS.ProcessEnv, log: Logger
     if (raw !== undefined) store.c.apiKeys.insert(adminKeyRecord(raw, orgId));
     return { organisationId: orgId, defaultWorkspaceId: wsId };
   });
+  // In a write scope the key is shipped after this returns; the scope fails the start otherwise.
   if (generated !== undefined) log.warn('created the first admin API key; it is printed once on stdout and never shown again');
   return { ...result, generatedAdminKey: generated };
 }

@@ -16,6 +16,11 @@
  * disk full) is 503 `store_full`. The store's own size limit is enforced by the callers that grow
  * the store (admin routes, logs, cache), not here: hot-path bookkeeping such as budget usage must
  * keep counting when the store is full.
+ *
+ * Distributed mode (store/distributed/replica.ts) sets a write observer on every collection: each
+ * write names the record it is about to change, before it changes it, so the replica can journal
+ * the before-image and ship the record to PostgreSQL. On the embedded default the observer is null
+ * and a write pays one null check.
  */
 import type { Database, RootDatabase } from 'lmdb';
 import { StoreErrors } from './errors.js';
@@ -44,6 +49,13 @@ export interface ListOptions<T> {
   /** Order by id descending (ids are time-ordered UUIDv7, so newest first). */
   newestFirst?: boolean;
 }
+
+/**
+ * Told about a write before it is made (inside the write's transaction for synchronous writes),
+ * so `collection.get(id)` still reads the before-image. `async`: an `append`/`removeAsync`, which
+ * commits later (wait for `root.flushed` before reading its result).
+ */
+export type WriteObserver = (collection: Collection<{ id: string }>, id: string, async: boolean) => void;
 
 export interface Page<T> {
   total: number;
@@ -76,6 +88,7 @@ export class Collection<T extends { id: string }> {
   readonly #indexes: Array<{ name: string; def: IndexDefinition<T>; db: Database<unknown, Key> }>;
   readonly #cache = new Map<string, T | null>();
   #cacheVersion = -1;
+  #observer: WriteObserver | null = null;
 
   constructor(root: RootDatabase, meta: Database<number, Key>, def: CollectionDefinition<T>) {
     this.name = def.name;
@@ -87,6 +100,15 @@ export class Collection<T extends { id: string }> {
       def: idx,
       db: root.openDB<unknown, Key>({ name: `${def.name}#${name}` }),
     }));
+  }
+
+  /** Distributed mode: the replica's journal (see {@link WriteObserver}); null on the embedded default. */
+  observe(observer: WriteObserver | null): void {
+    this.#observer = observer;
+  }
+
+  #observed(id: string, async: boolean): void {
+    this.#observer!(this as unknown as Collection<{ id: string }>, id, async);
   }
 
   get(id: string): T | undefined {
@@ -192,6 +214,7 @@ export class Collection<T extends { id: string }> {
   insert(record: T): T {
     return this.#write(() => {
       if (this.#db.get(record.id) !== undefined) throw StoreErrors.conflict(`${this.name} ${record.id} already exists.`);
+      if (this.#observer !== null) this.#observed(record.id, false);
       this.#writeIndexes(undefined, record);
       this.#db.putSync(record.id, record);
       this.#bump();
@@ -210,6 +233,7 @@ export class Collection<T extends { id: string }> {
       if (current === undefined) throw StoreErrors.notFound(`The ${this.name} record does not exist.`);
       const next = change(structuredClone(current));
       if (next.id !== id) throw StoreErrors.conflict('A record id cannot change.');
+      if (this.#observer !== null) this.#observed(id, false);
       this.#writeIndexes(current, next);
       this.#db.putSync(id, next);
       this.#bump();
@@ -224,6 +248,7 @@ export class Collection<T extends { id: string }> {
    */
   append(record: T): Promise<boolean> {
     if (this.#indexes.length > 0) throw new Error(`collection ${this.name} has indexes: use insert()`);
+    if (this.#observer !== null) this.#observed(record.id, true);
     return this.#db.put(record.id, record);
   }
 
@@ -243,12 +268,14 @@ export class Collection<T extends { id: string }> {
    */
   removeAsync(id: string): Promise<boolean> {
     if (this.#indexes.length > 0) throw new Error(`collection ${this.name} has indexes: use delete()`);
+    if (this.#observer !== null) this.#observed(id, true);
     return this.#db.remove(id);
   }
 
   /** {@link append}, committed before it returns (a record that must be durable when the caller answers). */
   appendSync(record: T): void {
     if (this.#indexes.length > 0) throw new Error(`collection ${this.name} has indexes: use insert()`);
+    if (this.#observer !== null) this.#observed(record.id, false);
     try {
       this.#db.putSync(record.id, record);
     } catch (err) {
@@ -263,7 +290,10 @@ export class Collection<T extends { id: string }> {
    */
   companion(id: string, value: () => T): Companion {
     if (this.#indexes.length > 0) throw new Error(`collection ${this.name} has indexes: it cannot hold companions`);
-    return { db: this.#db as Database<unknown, string>, key: id, value };
+    const before = (): void => {
+      if (this.#observer !== null) this.#observed(id, false);
+    };
+    return { db: this.#db as Database<unknown, string>, key: id, value, before };
   }
 
   /** Removes a record and its index entries; false when it did not exist. */
@@ -272,11 +302,44 @@ export class Collection<T extends { id: string }> {
     return this.#write(() => {
       const current = this.#db.get(id);
       if (current === undefined) return false;
+      if (this.#observer !== null) this.#observed(id, false);
       this.#writeIndexes(current, undefined);
       this.#db.removeSync(id);
       this.#bump();
       return true;
     });
+  }
+
+  /**
+   * Distributed mode: sets a record (or removes it, `value` undefined) as PostgreSQL has it, with
+   * its indexes and a version bump, without a conflict check or the observer. Call it inside a
+   * `root.transactionSync` (a catch-up page, a restore). A unique index entry is taken over, and
+   * an old one is removed only while it still names this record: changes of one commit may come in
+   * any order (X leaves slug `a`, Y takes it) and end the same.
+   */
+  applyReplicated(id: string, value: T | undefined): void {
+    const current = this.#db.get(id);
+    for (const idx of this.#indexes) {
+      const old = values(current ? idx.def.key(current) : undefined);
+      const now = values(value ? idx.def.key(value) : undefined);
+      for (const v of old) {
+        if (now.includes(v)) continue;
+        if (!idx.def.unique) idx.db.removeSync([v, id]);
+        else if (idx.db.get([v]) === id) idx.db.removeSync([v]);
+      }
+      for (const v of now) idx.db.putSync(idx.def.unique ? [v] : [v, id], idx.def.unique ? id : 1);
+    }
+    if (value === undefined) {
+      if (current !== undefined) this.#db.removeSync(id);
+    } else this.#db.putSync(id, value);
+    this.#bump();
+  }
+
+  /** Distributed mode: empties the collection and its indexes (a replica reloaded from PostgreSQL). */
+  clearReplica(): void {
+    this.#db.clearSync();
+    for (const idx of this.#indexes) idx.db.clearSync();
+    this.#bump();
   }
 
   /**

@@ -25,6 +25,8 @@ export interface Companion {
   readonly key: string;
   /** The record to write (built on the first write and kept). */
   value(): unknown;
+  /** Called before each write of it (distributed mode journals the record, see collection.ts). */
+  before?(): void;
 }
 
 interface Scope {
@@ -61,5 +63,6 @@ export function withCompanion<R>(companion: Companion, fn: () => R): R {
 export function putCompanion(self: Database<unknown, string>): void {
   const scope = current;
   if (scope === undefined || !scope.open || scope.companion.db === self) return;
+  scope.companion.before?.();
   scope.companion.db.putSync(scope.companion.key, scope.companion.value());
 }

@@ -16,6 +16,7 @@ import { createSecretBox, loadMasterKey, type SecretBox } from './secrets.js';
 import type * as R from './records.js';
 import type { Logger } from '../logger.js';
 import type { Distributed } from './distributed/connections.js';
+import { ControlPlaneReplica, requireSharedMasterKey } from './distributed/replica.js';
 
 /** Bumped when a migration is added below. */
 export const SCHEMA_VERSION = 1;
@@ -92,6 +93,12 @@ export interface Store {
    * default. Plugins ask through core's contracts; this handle is for the drivers behind them.
    */
   readonly distributed?: Distributed;
+  /**
+   * Distributed mode: this store is a replica of the control plane in PostgreSQL
+   * (distributed/replica.ts). Admin writes run in `replica.writeScope`; a hot-path miss may
+   * `await replica.freshen()` and look again. Undefined on the embedded default.
+   */
+  readonly replica?: ControlPlaneReplica;
   /** Small key-value settings (schema version, bootstrap state). */
   readonly meta: Database<unknown, string | string[]>;
   /** Waits for pending asynchronous writes to be durable. */
@@ -114,6 +121,7 @@ export interface OpenStoreOptions {
 export const DEFAULT_MAP_SIZE = 2 ** 34;
 
 export function openStore(options: OpenStoreOptions): Store {
+  if (options.distributed) requireSharedMasterKey(options.env ?? process.env);
   const dir = resolve(options.dir);
   mkdirSync(dir, { recursive: true });
   const path = join(dir, 'gateway.mdb');
@@ -140,12 +148,15 @@ export function openStore(options: OpenStoreOptions): Store {
     },
     async close() {
       capacity.close();
+      await store.replica?.close();
       await root.close();
       await options.distributed?.close();
     },
   };
   migrate(store, options.log);
   capacity.measure();
+  // Started by the caller (`await store.replica.start()`): it migrates PostgreSQL and catches up.
+  if (options.distributed) (store as { replica?: ControlPlaneReplica }).replica = new ControlPlaneReplica(store, options.distributed, options.log);
   return store;
 }
 

@@ -12,6 +12,8 @@ import { AuthErrors } from './errors.js';
 
 export interface KeyResolver {
   resolve(raw: string, now: number): Principal;
+  /** {@link resolve}, but undefined when no key has this value (a deleted, expired… key still throws). */
+  find(raw: string, now: number): Principal | undefined;
 }
 
 export function createKeyResolver(store: Store): KeyResolver {
@@ -39,23 +41,31 @@ export function createKeyResolver(store: Store): KeyResolver {
     };
   }
 
+  function find(raw: string, now: number): Principal | undefined {
+    const hash = createHash('sha256').update(raw).digest('hex');
+    const key = store.c.apiKeys.cachedBy('hash', hash);
+    if (key === undefined) return undefined;
+    if (key.deleted_at !== null) throw AuthErrors.invalidKey();
+    if (key.expires_at !== null && Date.parse(key.expires_at) <= now) throw AuthErrors.expiredKey();
+    if (hash !== key.hash && (key.previous_expires_at === null || Date.parse(key.previous_expires_at) <= now)) {
+      // A rotated-out secret after its transition period.
+      throw AuthErrors.expiredKey('This API key was rotated and its transition period is over.');
+    }
+    // Memberships and user roles are part of the principal: their versions invalidate it too.
+    const version = `${key.last_updated_at}|${store.c.members.version()}|${store.c.users.version()}`;
+    const memo = principals.get(key.id);
+    if (memo !== undefined && memo.version === version) return memo.principal;
+    const principal = build(key);
+    if (principals.size > 10_000) principals.clear();
+    principals.set(key.id, { version, principal });
+    return principal;
+  }
+
   return {
+    find,
     resolve(raw, now) {
-      const hash = createHash('sha256').update(raw).digest('hex');
-      const key = store.c.apiKeys.cachedBy('hash', hash);
-      if (key === undefined || key.deleted_at !== null) throw AuthErrors.invalidKey();
-      if (key.expires_at !== null && Date.parse(key.expires_at) <= now) throw AuthErrors.expiredKey();
-      if (hash !== key.hash && (key.previous_expires_at === null || Date.parse(key.previous_expires_at) <= now)) {
-        // A rotated-out secret after its transition period.
-        throw AuthErrors.expiredKey('This API key was rotated and its transition period is over.');
-      }
-      // Memberships and user roles are part of the principal: their versions invalidate it too.
-      const version = `${key.last_updated_at}|${store.c.members.version()}|${store.c.users.version()}`;
-      const memo = principals.get(key.id);
-      if (memo !== undefined && memo.version === version) return memo.principal;
-      const principal = build(key);
-      if (principals.size > 10_000) principals.clear();
-      principals.set(key.id, { version, principal });
+      const principal = find(raw, now);
+      if (principal === undefined) throw AuthErrors.invalidKey();
       return principal;
     },
   };

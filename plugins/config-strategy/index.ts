@@ -10,6 +10,9 @@
  *      called with `<model>`.
  * Otherwise the request goes on as it came (a virtual key, or direct mode).
  *
+ * Distributed mode: a saved config, @slug or virtual key unknown here (perhaps created through
+ * another host a moment ago) waits for one coalesced catch-up of the replica and is looked up again.
+ *
  * It also owns the circuit-breaker settings (plugin options) and shows breaker state to operators
  * at `GET /v1/admin/routing/breakers` (reset: `POST /v1/admin/routing/breakers/reset`).
  */
@@ -23,6 +26,7 @@ import {
   headerString,
   lazyCredentials,
   resetBreakers,
+  retryOnMiss,
   slugTarget,
   validateRoutingConfig,
   S,
@@ -84,7 +88,7 @@ export default definePlugin<ConfigStrategyOptions>({
     }
 
     return {
-      onRequestBody(ctx) {
+      onRequestBody: retryOnMiss(app, ['unknown_config', 'unknown_provider_slug', 'invalid_virtual_key'], (ctx: GatewayContext) => {
         if (ctx.route.kind !== 'model' && ctx.route.kind !== 'passthrough') return;
         const workspaceId = actingWorkspace(app, ctx);
         const chosen = chooseConfig(ctx, workspaceId);
@@ -96,7 +100,7 @@ export default definePlugin<ConfigStrategyOptions>({
         const build: BuildContext = { ctx, credentials, workspaceId, hosts: app.config.security.custom_hosts };
         const cache = chosen.config.cache as RoutePlan['cache'] | undefined;
         ctx.plan = { root: buildNode(chosen.config, build, 'config'), source: chosen.source, ...(breaker ? { breaker } : {}), ...(cache ? { cache } : {}) };
-      },
+      }),
       ...(shared ? { close: () => shared.close() } : {}),
       routes: adminRoutes(app, [
         defineAdminRoute({
