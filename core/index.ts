@@ -60,6 +60,10 @@ export { maskSecrets } from './admin/audit.js';
 export { quietWrite, isNoRoom } from './store/write-failures.js';
 export { StoreErrors } from './store/errors.js';
 export type { StoreCapacity } from './store/capacity.js';
+// Distributed mode: the shared backends and the versioned PostgreSQL migrations of each component.
+export type { Distributed } from './store/distributed/connections.js';
+export { runMigrations } from './store/distributed/migrate.js';
+export type { MigrationStep } from './store/distributed/migrate.js';
 export { checkCustomHost, checkUpstreamUrl, OPERATOR_URL_POLICY } from './upstream/ssrf.js';
 export type { CustomHostPolicy } from './upstream/ssrf.js';
 export type { HostResolver } from './upstream/connect-guard.js';
