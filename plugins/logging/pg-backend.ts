@@ -103,12 +103,16 @@ export function pgLogStore(pool: pg.Pool, partitions: PartitionCache): LogStore 
       const bound = pageEnd + COUNT_BOUND;
       return pgCall(async () => {
         const n = w.params.length;
-        const [page, count] = await Promise.all([
-          pool.query<{ record: StoredLog }>(`SELECT record FROM ${LOGS_TABLE} ${w.sql} ORDER BY id DESC LIMIT $${n + 1} OFFSET $${n + 2}`, [...w.params, query.page_size, offset]),
-          pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${LOGS_TABLE} ${w.sql} LIMIT $${n + 1}) s`, [...w.params, bound]),
-        ]);
-        const data = page.rows.map((r) => r.record);
-        const total = count.rows[0]?.n ?? 0;
+        // One statement, so the page and the count see the same snapshot (a batch committed
+        // between two queries would make them disagree).
+        const { rows } = await pool.query<{ total: number; data: StoredLog[] }>(
+          `WITH page AS (SELECT id, record FROM ${LOGS_TABLE} ${w.sql} ORDER BY id DESC LIMIT $${n + 1} OFFSET $${n + 2}),
+                counted AS (SELECT count(*)::int AS n FROM (SELECT 1 FROM ${LOGS_TABLE} ${w.sql} LIMIT $${n + 3}) s)
+           SELECT (SELECT n FROM counted) AS total, coalesce((SELECT jsonb_agg(record ORDER BY id DESC) FROM page), '[]'::jsonb) AS data`,
+          [...w.params, query.page_size, offset, bound],
+        );
+        const data = rows[0]?.data ?? [];
+        const total = rows[0]?.total ?? 0;
         const hasMore = total > pageEnd;
         const last = data[data.length - 1];
         return {

@@ -86,6 +86,8 @@ export function createPgLogWriter<P>(pool: pg.Pool, partitions: PartitionCache, 
   let queue: P[] = [];
   /** A built batch that could not be written because PostgreSQL was away: it goes first. */
   let retry: StoredLog[] = [];
+  /** The batch being sent: still held in memory, so it counts against the bound. */
+  let inflight = 0;
   let closed = false;
   let away = false;
   let draining: Promise<void> | undefined;
@@ -112,11 +114,14 @@ export function createPgLogWriter<P>(pool: pg.Pool, partitions: PartitionCache, 
     while (retry.length > 0 || queue.length > 0) {
       const batch = retry.length > 0 ? retry : build(queue.splice(0, BATCH));
       retry = [];
+      inflight = batch.length;
       try {
         await insertLogs(pool, partitions, batch);
+        inflight = 0;
         if (away) options.log.info('postgres is back: queued log records are written', { queued: queue.length });
         away = false;
       } catch (err) {
+        inflight = 0;
         if (isUnreachable(err)) {
           retry = batch;
           // One line when it starts (the queue and the drops are in the metrics).
@@ -144,7 +149,7 @@ export function createPgLogWriter<P>(pool: pg.Pool, partitions: PartitionCache, 
 
   return {
     push(entry) {
-      if (closed || queue.length + retry.length >= options.queueMax) {
+      if (closed || queue.length + retry.length + inflight >= options.queueMax) {
         countDropped(closed ? 'closed' : 'queue_full');
         return false;
       }
@@ -152,7 +157,7 @@ export function createPgLogWriter<P>(pool: pg.Pool, partitions: PartitionCache, 
       return true;
     },
     get queued() {
-      return queue.length + retry.length;
+      return queue.length + retry.length + inflight;
     },
     flush,
     async close() {
