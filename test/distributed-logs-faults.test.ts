@@ -42,6 +42,15 @@ t.test('PostgreSQL stopped mid-traffic: requests succeed, records queue, then ar
   t.equal(down.status, 503, 'reading the logs while PostgreSQL is away is a 503');
   t.equal(down.body.error.code, 'logs_unavailable');
 
+  const range = new URLSearchParams({
+    time_of_generation_min: new Date(Date.now() - 600_000).toISOString(),
+    time_of_generation_max: new Date(Date.now() + 600_000).toISOString(),
+    metadata: '{"run":"outage"}',
+  });
+  const analyticsDown = await admin(hosts[0]!, 'GET', `/v1/analytics/graphs/requests?${range}`);
+  t.equal(analyticsDown.status, 503, 'analytics reads while PostgreSQL is away: 503');
+  t.equal(analyticsDown.body.error.code, 'analytics_unavailable');
+
   await postgres.start();
   const after = await until(() => admin(hosts[2]!, 'GET', runFilter('outage')), (r) => r.body?.total === 33, 20_000);
   t.equal(after.body.total, 33, 'every queued record is written, with no restart');
@@ -50,6 +59,9 @@ t.test('PostgreSQL stopped mid-traffic: requests succeed, records queue, then ar
   t.same(new Set(ids), new Set([...before, ...during]), 'exactly the records sent');
   await sleep(300);
   t.equal((await admin(hosts[0]!, 'GET', runFilter('outage'))).body.total, 33, 'and no more later');
+  // The rollups of the outage were kept by each host and added when PostgreSQL came back.
+  const counted = await until(() => admin(hosts[1]!, 'GET', `/v1/analytics/graphs/requests?${range}`), (r) => r.body?.summary?.total === 33);
+  t.equal(counted.body.summary.total, 33, 'analytics counts the calls made during the outage, once each');
   for (const host of hosts) {
     t.equal(await until(() => metric(host, 'gateway_log_queued'), (n) => n === 0), 0, 'the queues drain');
     t.equal(await metric(host, 'gateway_log_dropped_total'), 0, 'nothing was dropped');

@@ -32,6 +32,8 @@ const FEEDBACK_TABLE = 'gateway_feedback';
 /** Rows kept while PostgreSQL is away; past it the kept counts are dropped (and said so). */
 const MAX_CARRY = 200_000;
 const RETENTION_EVERY_MS = 60 * 60_000;
+/** How soon counts kept through an outage are sent again when no flush comes first. */
+const RETRY_MS = 1_000;
 
 /** Append-only: never edit a shipped step. */
 const MIGRATIONS: MigrationStep[] = [
@@ -172,14 +174,24 @@ function pgWrite(pool: pg.Pool, log: Logger): RollupWrite {
       if (!away) log.warn('postgres unreachable: analytics counts are kept in memory', { rows: rows.size, error: (err as Error).message });
       away = true;
       carry = rows;
+      // Sent with the next flush, or by this retry when no traffic brings one.
+      if (retry === undefined) {
+        retry = setTimeout(() => {
+          retry = undefined;
+          write([]).catch((err: unknown) => log.error('analytics flush failed; these counts are lost', { err }));
+        }, RETRY_MS);
+        retry.unref();
+      }
     }
   }
-  return (batch) => {
+  let retry: NodeJS.Timeout | undefined;
+  const write: RollupWrite = (batch) => {
     // One upsert at a time, so the counts kept through an outage merge with the next flush.
     const run = chain.then(() => send(batch));
     chain = run.catch(() => undefined);
     return run;
   };
+  return write;
 }
 
 /** A read; an unreachable server is a 503 with a stable code. */

@@ -25,7 +25,7 @@ export async function chat(host: Host, mock: MockUpstream, headers: Record<strin
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test JSON
-type Json = any;
+export type Json = any;
 
 export async function admin(host: Host, method: string, path: string, body?: unknown): Promise<{ status: number; body: Json; text: string }> {
   const res = await fetch(`${host.url}${path}`, {
