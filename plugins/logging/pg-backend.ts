@@ -7,7 +7,7 @@
  *   every hour: the partitions ahead are created, those past retention_days dropped whole
  *
  * Reads answer the LMDB driver's shapes: the list is newest first by id with an id cursor, its
- * `total` counted up to a bound (exact below it, a lower bound past it), its filters the same
+ * `total` counted up to TOTAL_BOUND past the page (exact below it, a lower bound at it), its filters the same
  * (log-filters.ts) done in SQL; exports walk the same terms in id order and run the same
  * predicate on each record. `max_records` is an LMDB bound: here retention is by age only.
  */
@@ -18,7 +18,7 @@ import type { BackendOptions } from './lmdb-backend.js';
 import type { StoredLog } from './log-db.js';
 import { logFilter, metadataPairs, type LogListQuery } from './log-filters.js';
 import { INDEXED } from './log-index.js';
-import type { LogPage } from './log-list.js';
+import { TOTAL_BOUND, type LogPage } from './log-list.js';
 import type { LogQuery, Term } from './log-query.js';
 import { LoggingErrors } from './errors.js';
 import type { ExportRecord } from './export-store.js';
@@ -33,8 +33,6 @@ const MAINTAIN_EVERY_MS = 60 * 60_000;
 /** Partitions kept ready before and after today. */
 const DAYS_BEHIND = 1;
 const DAYS_AHEAD = 2;
-/** Matches counted for `total`: exact below it, a lower bound at it. */
-const COUNT_BOUND = 10_000;
 /** Rows per read of an export walk. */
 const WALK_CHUNK = 1_000;
 
@@ -100,7 +98,8 @@ export function pgLogStore(pool: pg.Pool, partitions: PartitionCache): LogStore 
       if (query.cursor !== undefined) w.add((p) => `id < ${p}`, query.cursor);
       const offset = query.current_page * query.page_size;
       const pageEnd = offset + query.page_size;
-      const bound = pageEnd + COUNT_BOUND;
+      // As the LMDB walk does: counted up to TOTAL_BOUND past the page, exact below that.
+      const bound = pageEnd + TOTAL_BOUND;
       return pgCall(async () => {
         const n = w.params.length;
         // One statement, so the page and the count see the same snapshot (a batch committed
