@@ -1,6 +1,7 @@
 /**
  * Rollups as requests finish: each request is added to an in-memory bucket (no I/O), and every
- * `flush_ms` the buckets are added to LMDB in one write transaction.
+ * `flush_ms` the buckets are added to LMDB in one write transaction (in distributed mode, to
+ * PostgreSQL in one additive upsert instead: pg-store.ts; the fold is the same).
  *
  *   onDone ─▶ add() ─▶ pending: Map<key, bucket>            (this process, this flush interval)
  *                         │ every flush_ms, and on close
@@ -103,7 +104,7 @@ export function lmdbWrite(root: RootDatabase, dbs: BucketDbs): RollupWrite {
         addStored(dbs.users.minutes, key, (stored) => mergeUsers(stored ?? emptyUsers(), users));
         addStored(dbs.users.hours, hourKey, (stored) => mergeUsers(stored ?? emptyUsers(), users));
       }
-    }) as Promise<unknown> as Promise<void>;
+    }).then(() => undefined);
 }
 
 /** The in-memory fold of a process, flushed through `write` (LMDB, or PostgreSQL in distributed mode). */
