@@ -44,7 +44,7 @@ export async function admin(host: Host, method: string, path: string, body?: unk
 }
 
 /** Polls `read` until `done` holds or `ms` pass; returns the last value. */
-export async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 10_000): Promise<T> {
+export async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 20_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await read();
