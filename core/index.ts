@@ -64,12 +64,15 @@ export { maskSecrets } from './admin/audit.js';
 export { quietWrite, isNoRoom } from './store/write-failures.js';
 export { StoreErrors } from './store/errors.js';
 export type { StoreCapacity } from './store/capacity.js';
-// Distributed mode: the shared backends, and the fault count every user of Valkey adds to.
+// Distributed mode: the shared backends, the fault count every user of Valkey adds to, and the
+// versioned PostgreSQL migrations of each component.
 export type { Distributed } from './store/distributed/connections.js';
 export { Outage, sharedStateFaults } from './store/distributed/faults.js';
 export type { SharedStateFaults } from './store/distributed/faults.js';
 export { shareBreakersThrough } from './store/distributed/breakers-sync.js';
 export type { SharedBreakers } from './store/distributed/breakers-sync.js';
+export { runMigrations } from './store/distributed/migrate.js';
+export type { MigrationStep } from './store/distributed/migrate.js';
 export { checkCustomHost, checkUpstreamUrl, OPERATOR_URL_POLICY } from './upstream/ssrf.js';
 export type { CustomHostPolicy } from './upstream/ssrf.js';
 export type { HostResolver } from './upstream/connect-guard.js';

@@ -13,7 +13,7 @@ import { ADMIN_KEY, startMock, type MockUpstream } from './helpers/gateway.js';
 import { applyRemote, available, begin, record, resetBreakers, shareBreakers, snapshot, type BreakerSettings, type BreakerSync } from '../core/router/breaker.js';
 
 /** See test/distributed-cache.test.ts: false once the control plane is replicated through PostgreSQL. */
-const SHARED_DATA_DIR = true;
+const SHARED_DATA_DIR = false;
 
 const BREAKER = '{failure_threshold: 3, failure_rate: 1, min_requests: 1000, window_ms: 60000, cooldown_ms: 60000}';
 

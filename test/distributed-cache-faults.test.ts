@@ -11,7 +11,7 @@ import { distributedBackends, startHosts, type Host } from './helpers/hosts.js';
 import { ADMIN_KEY, startMock, type MockUpstream } from './helpers/gateway.js';
 
 /** See test/distributed-cache.test.ts: false once the control plane is replicated through PostgreSQL. */
-const SHARED_DATA_DIR = true;
+const SHARED_DATA_DIR = false;
 
 type Json = Record<string, unknown>;
 

@@ -20,7 +20,7 @@ import { ADMIN_KEY, startMock, type MockUpstream } from './helpers/gateway.js';
  * Workspaces and keys created through the admin API on one host reach the others through a shared
  * LMDB data dir until the control plane is replicated through PostgreSQL; then this turns false.
  */
-const SHARED_DATA_DIR = true;
+const SHARED_DATA_DIR = false;
 
 type Json = Record<string, unknown>;
 

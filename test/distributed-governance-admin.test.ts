@@ -11,7 +11,7 @@ import { ADMIN_KEY, direct, startMock, type MockUpstream } from './helpers/gatew
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const SHARED_DATA_DIR = true;
+const SHARED_DATA_DIR = false;
 const YAML = `
 pipeline:
   - auth

@@ -25,6 +25,16 @@ export function openFeedback(root: RootDatabase): Database<unknown, Key> {
 
 /** Feedback per data point of the query (the metadata, status and model filters do not apply to it). */
 export function feedbackSeries(db: Database<unknown, Key>, query: Query): Series<{ total: number }> {
+  return countFeedback(
+    (function* values() {
+      for (const { value } of db.getRange()) yield value;
+    })(),
+    query,
+  );
+}
+
+/** Feedback per data point, from records `{workspace_id, created_at}` (LMDB values or PostgreSQL rows). */
+export function countFeedback(records: Iterable<unknown>, query: Query): Series<{ total: number }> {
   const first = query.from - (query.from % query.step);
   const points: Series<{ total: number }>['points'] = [];
   for (let m = first; m < query.to; m += query.step) points.push({ minute: m, acc: { total: 0 } });
@@ -32,7 +42,7 @@ export function feedbackSeries(db: Database<unknown, Key>, query: Query): Series
   const workspaces = query.workspaces === null ? null : new Set(query.workspaces);
   const from = query.from * 60_000;
   const to = query.to * 60_000;
-  for (const { value } of db.getRange()) {
+  for (const value of records) {
     if (!isFeedback(value)) continue;
     if (workspaces !== null && !workspaces.has(value.workspace_id ?? '')) continue;
     const at = Date.parse(value.created_at);

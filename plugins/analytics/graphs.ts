@@ -9,8 +9,7 @@ import { S } from '../../core/index.js';
 import type { Bucket, UserCounts } from './bucket.js';
 import { cacheByModel, errorStatuses, latencies, sums, users, type CacheByModel, type Fold, type Sums } from './folds.js';
 import { percentile } from './histogram.js';
-import { series, type Query, type Series } from './query.js';
-import type { BucketDbs, Tier } from './rollup.js';
+import { series, type Query, type Scanner, type Series, type Sources } from './query.js';
 
 export interface GraphAnswer {
   summary: Record<string, unknown>;
@@ -35,17 +34,19 @@ export interface Graph {
   summary: string;
   summaryFields: Fields;
   pointFields: Fields;
-  run(dbs: BucketDbs, query: Query, oldestMinute: number): GraphAnswer;
+  run(sources: Sources, query: Query): Promise<GraphAnswer>;
 }
 
 /** `tier` says what the graph folds: buckets, or their users. */
-function over<T, V>(tier: (dbs: BucketDbs) => Tier<V>, def: GraphDef<T, V>): Graph {
+type TierOf<V> = (sources: Sources, query: Query) => Promise<Scanner<V>>;
+
+function over<T, V>(tier: TierOf<V>, def: GraphDef<T, V>): Graph {
   const { path, summary, summaryFields, pointFields, fold, answer } = def;
-  return { path, summary, summaryFields, pointFields, run: (dbs, query, oldest) => answer(series(tier(dbs), query, oldest, fold)) };
+  return { path, summary, summaryFields, pointFields, run: async (sources, query) => answer(series(await tier(sources, query), query, fold)) };
 }
 
-const buckets = (dbs: BucketDbs): Tier<Bucket> => dbs.buckets;
-const bucketUsers = (dbs: BucketDbs): Tier<UserCounts> => dbs.users;
+const buckets: TierOf<Bucket> = (sources, query) => sources.buckets(query);
+const bucketUsers: TierOf<UserCounts> = (sources, query) => sources.users(query);
 const graph = <T>(def: GraphDef<T, Bucket>): Graph => over(buckets, def);
 
 const ratio = (part: number, whole: number): number => (whole === 0 ? 0 : part / whole);
@@ -59,7 +60,7 @@ export const timestamp = (minute: number): string => new Date(minute * 60_000).t
 type SimpleDef<T, V> = Omit<GraphDef<T, V>, 'answer' | 'pointFields'> & { view(acc: T): Record<string, unknown> };
 
 /** A graph whose summary and points read the same fields from one fold. */
-function simple<T, V>(tier: (dbs: BucketDbs) => Tier<V>, def: SimpleDef<T, V>): Graph {
+function simple<T, V>(tier: TierOf<V>, def: SimpleDef<T, V>): Graph {
   const { view, ...rest } = def;
   return over(tier, {
     ...rest,

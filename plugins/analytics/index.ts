@@ -7,6 +7,9 @@
  *   every flush_ms      buckets are added to analytics_minutes and analytics_hours in LMDB
  *   GET /v1/analytics/… folds the buckets of the range; request logs are never scanned
  *
+ * In distributed mode the buckets live in PostgreSQL instead (pg-store.ts): each host adds its
+ * flushes with additive upserts and reads the sums over every host. The driver is chosen once.
+ *
  * Put it first in the pipeline: response hooks run in reverse, so the first plugin sees the final
  * outcome of everything after it. Only model calls and pass-through calls are counted (the
  * admin API and health checks are not traffic). `meterUsage` makes the core measure tokens.
@@ -14,10 +17,11 @@
 import {
   optionalService, adminRoutes, buildLogRecord, definePlugin, type GatewayContext, type Outcome } from '../../core/index.js';
 import { analyticsOptionsSchema, type AnalyticsOptions } from './schema.js';
-import { createRollup, openBucketDbs } from './rollup.js';
+import { createRollupWith } from './rollup.js';
 import { analyticsRoutes } from './routes.js';
-import { openFeedback } from './feedback.js';
-import { oldestMinute, startRetention } from './retention.js';
+import { oldestMinute } from './retention.js';
+import { openLmdbStore, type AnalyticsStore } from './store.js';
+import { openPgStore } from './pg-store.js';
 
 declare module '../../core/context.js' {
   interface ContextVars {
@@ -29,11 +33,12 @@ declare module '../../core/context.js' {
 export default definePlugin<AnalyticsOptions>({
   name: 'analytics',
   configSchema: analyticsOptionsSchema,
-  setup(app, options) {
-    const root = app.store.root;
-    const dbs = openBucketDbs(root);
-    const rollup = createRollup(root, dbs, options, app.log);
-    const stopRetention = startRetention(dbs, options, app.log);
+  async setup(app, options) {
+    const oldest = (): number => oldestMinute(options.minute_retention_days);
+    const distributed = app.store.distributed;
+    const store: AnalyticsStore = distributed ? await openPgStore(distributed, options, oldest, app.log) : openLmdbStore(app.store.root, options, oldest, app.log);
+    const rollup = createRollupWith(store.write, options, app.log);
+    const stopRetention = store.startRetention();
 
     const pricer = optionalService(app, 'pricing', 'costs are counted as 0');
 
@@ -53,7 +58,7 @@ export default definePlugin<AnalyticsOptions>({
           fallback: record.is_success && first !== undefined && first !== record.last_used_option_index,
         });
       },
-      routes: adminRoutes(app, analyticsRoutes({ dbs, feedback: openFeedback(root), oldestMinute: () => oldestMinute(options.minute_retention_days) })),
+      routes: adminRoutes(app, analyticsRoutes({ store, oldestMinute: oldest })),
       async close() {
         stopRetention();
         await rollup.close();

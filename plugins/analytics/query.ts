@@ -13,7 +13,7 @@
  * from its whole hour instead (the range widens to the hour rather than losing counts).
  */
 import type { BucketDb, Tier } from './rollup.js';
-import { metadataPairs, type Bucket, type BucketKey } from './bucket.js';
+import { metadataPairs, type Bucket, type BucketKey, type UserCounts } from './bucket.js';
 import type { Fold } from './folds.js';
 
 export interface Filters {
@@ -39,6 +39,15 @@ export interface Query {
 export const MINUTE_POINTS_BELOW = 180;
 
 export type Visit<V = Bucket> = (value: V, key: BucketKey) => void;
+
+/** The values of a query, visited one by one (read from LMDB, or from rows PostgreSQL answered). */
+export type Scanner<V> = (visit: Visit<V>) => void;
+
+/** Where the routes read rollups: one interface, whichever driver (store.ts) serves it. */
+export interface Sources {
+  buckets(query: Query): Promise<Scanner<Bucket>>;
+  users(query: Query): Promise<Scanner<UserCounts>>;
+}
 
 interface Segment {
   db: 'minutes' | 'hours';
@@ -75,7 +84,7 @@ export function workspacesIn(db: BucketDb): string[] {
   }
 }
 
-function matcher(filters: Filters): (key: BucketKey) => boolean {
+export function matcher(filters: Filters): (key: BucketKey) => boolean {
   const { statuses, models, apiKeys, metadata } = filters;
   if (!statuses && !models && !apiKeys && !metadata) return () => true;
   // One parse per distinct metadata dimension, not per bucket.
@@ -121,12 +130,12 @@ export interface Series<T> {
  * range, empty ones included, so a chart has no gaps). `add` runs twice per bucket: into the
  * total and into its point, which keeps folds that are not plain sums (unique users) exact.
  */
-export function series<V, T>(tier: Tier<V>, query: Query, oldestMinute: number, fold: Fold<T, V>): Series<T> {
+export function series<V, T>(source: Scanner<V>, query: Query, fold: Fold<T, V>): Series<T> {
   const first = query.from - (query.from % query.step);
   const points: Series<T>['points'] = [];
   for (let m = first; m < query.to; m += query.step) points.push({ minute: m, acc: fold.fresh() });
   const total = fold.fresh();
-  scan(tier, query, oldestMinute, (value, key) => {
+  source((value, key) => {
     fold.add(total, value, key);
     const point = points[Math.floor((key[1] - first) / query.step)];
     if (point !== undefined) fold.add(point.acc, value, key);

@@ -1,6 +1,7 @@
 /**
  * Rollups as requests finish: each request is added to an in-memory bucket (no I/O), and every
- * `flush_ms` the buckets are added to LMDB in one write transaction.
+ * `flush_ms` the buckets are added to LMDB in one write transaction (in distributed mode, to
+ * PostgreSQL in one additive upsert instead: pg-store.ts; the fold is the same).
  *
  *   onDone ─▶ add() ─▶ pending: Map<key, bucket>            (this process, this flush interval)
  *                         │ every flush_ms, and on close
@@ -67,18 +68,47 @@ export interface Rollup {
   close(): Promise<void>;
 }
 
-interface Pending {
+/** What a flush hands to the storage: this process's counts of one bucket since the last flush. */
+export interface PendingBucket {
   key: BucketKey;
   bucket: Bucket;
   users: UserCounts;
+}
+
+interface Pending extends PendingBucket {
   /** user → position in `users` */
   userIndex: Map<string, number>;
 }
+
+/** Adds a flush's buckets to the storage (stored += pending); resolves once committed. */
+export type RollupWrite = (batch: PendingBucket[]) => Promise<void>;
 
 export const minuteOf = (ms: number): number => Math.floor(ms / 60_000);
 export const hourOf = (minute: number): number => minute - (minute % 60);
 
 export function createRollup(root: RootDatabase, dbs: BucketDbs, options: RollupOptions, log: Logger): Rollup {
+  return createRollupWith(lmdbWrite(root, dbs), options, log);
+}
+
+/** The embedded storage of rollups: one LMDB transaction per flush (see the top of this file). */
+export function lmdbWrite(root: RootDatabase, dbs: BucketDbs): RollupWrite {
+  return (batch) =>
+    root.transaction(() => {
+      for (const { key, bucket, users } of batch) {
+        const hourKey: BucketKey = [...key];
+        hourKey[1] = hourOf(key[1]);
+        // Fresh copies: the same pending values are added to the minute and the hour database.
+        addStored(dbs.buckets.minutes, key, (stored) => mergeBucket(stored ?? emptyBucket(), bucket));
+        addStored(dbs.buckets.hours, hourKey, (stored) => mergeBucket(stored ?? emptyBucket(), bucket));
+        if (users.names.length === 0 && users.over === 0) continue;
+        addStored(dbs.users.minutes, key, (stored) => mergeUsers(stored ?? emptyUsers(), users));
+        addStored(dbs.users.hours, hourKey, (stored) => mergeUsers(stored ?? emptyUsers(), users));
+      }
+    }).then(() => undefined);
+}
+
+/** The in-memory fold of a process, flushed through `write` (LMDB, or PostgreSQL in distributed mode). */
+export function createRollupWith(write: RollupWrite, options: RollupOptions, log: Logger): Rollup {
   let pending = new Map<string, Pending>();
   /** Distinct metadata sets per `workspace minute` in this process (the cardinality bound). */
   let metadataSets = new Map<string, Set<string>>();
@@ -108,18 +138,7 @@ export function createRollup(root: RootDatabase, dbs: BucketDbs, options: Rollup
     const kept = new Map<string, Set<string>>();
     for (const [slot, seen] of metadataSets) if (Number(slot.slice(0, slot.indexOf(' '))) >= current - 1) kept.set(slot, seen);
     metadataSets = kept;
-    const done = root.transaction(() => {
-      for (const { key, bucket, users } of batch) {
-        const hourKey: BucketKey = [...key];
-        hourKey[1] = hourOf(key[1]);
-        // Fresh copies: the same pending values are added to the minute and the hour database.
-        addStored(dbs.buckets.minutes, key, (stored) => mergeBucket(stored ?? emptyBucket(), bucket));
-        addStored(dbs.buckets.hours, hourKey, (stored) => mergeBucket(stored ?? emptyBucket(), bucket));
-        if (users.names.length === 0 && users.over === 0) continue;
-        addStored(dbs.users.minutes, key, (stored) => mergeUsers(stored ?? emptyUsers(), users));
-        addStored(dbs.users.hours, hourKey, (stored) => mergeUsers(stored ?? emptyUsers(), users));
-      }
-    });
+    const done = write(batch);
     writing = done.then(
       () => undefined,
       (err: unknown) => log.error('analytics flush failed; these counts are lost', { err, buckets: batch.length }),

@@ -6,20 +6,17 @@
  * Every route reads rollup buckets (see query.ts), never request logs.
  */
 import { defineAdminRoute, S, type AdminInput, type AnyAdminRoute } from '../../core/index.js';
-import type { Database, Key } from 'lmdb';
 import { cacheSummary, graphs, timestamp, type Graph } from './graphs.js';
 import { sums } from './folds.js';
-import { feedbackSeries } from './feedback.js';
 import { groupSchemas, metadataGroup, modelsGroup, usersGroup, type Page } from './groups.js';
 import { commonParams, hasDimensionFilters, queryOf, REQUIRED_PARAMS, type CommonParams } from './params.js';
-import { scan, type Query, type Visit } from './query.js';
-import type { BucketDbs } from './rollup.js';
-import type { UserCounts } from './bucket.js';
+import type { Query } from './query.js';
+import type { AnalyticsStore } from './store.js';
 import { AnalyticsErrors } from './errors.js';
 
 export interface RouteDeps {
-  dbs: BucketDbs;
-  feedback: Database<unknown, Key>;
+  /** The rollups and the feedback counts, from LMDB or PostgreSQL. */
+  store: AnalyticsStore;
   /** Minute buckets before this minute are pruned. */
   oldestMinute(): number;
 }
@@ -38,10 +35,8 @@ function graphResponse(summary: Record<string, S.JsonSchema>, point: Record<stri
 }
 
 export function analyticsRoutes(deps: RouteDeps): AnyAdminRoute[] {
-  const { dbs } = deps;
+  const { store } = deps;
   const queryFor = (input: AdminInput<never, Params>): Query => queryOf(input, deps.oldestMinute());
-  const scanner = (q: Query) => (visit: Visit) => scan(dbs.buckets, q, deps.oldestMinute(), visit);
-  const userScanner = (q: Query) => (visit: Visit<UserCounts>) => scan(dbs.users, q, deps.oldestMinute(), visit);
 
   const graphRoute = (g: Graph): AnyAdminRoute =>
     defineAdminRoute<never, Params>({
@@ -50,9 +45,9 @@ export function analyticsRoutes(deps: RouteDeps): AnyAdminRoute[] {
       summary: `Analytics graph: ${g.summary}`,
       query: query(),
       response: graphResponse(g.summaryFields, g.pointFields),
-      handler(input) {
+      async handler(input) {
         const q = queryFor(input);
-        return { ...g.run(dbs, q, deps.oldestMinute()), object: 'analytics-graph' };
+        return { ...(await g.run(store, q)), object: 'analytics-graph' };
       },
     });
 
@@ -62,11 +57,11 @@ export function analyticsRoutes(deps: RouteDeps): AnyAdminRoute[] {
     summary: 'Analytics graph: feedback received',
     query: query(),
     response: graphResponse({ total: S.int }, { timestamp: S.str, total: S.int }),
-    handler(input) {
+    async handler(input) {
       const q = queryFor(input);
       // Feedback is counted from its own records, which carry none of the rollup dimensions.
       if (hasDimensionFilters(q.filters)) throw AnalyticsErrors.unsupportedFilter('Feedback cannot be filtered by status, model, API key or metadata.');
-      const s = feedbackSeries(deps.feedback, q);
+      const s = await store.feedback(q);
       return { summary: s.total, data_points: s.points.map((p) => ({ timestamp: timestamp(p.minute), total: p.acc.total })), object: 'analytics-graph' };
     },
   });
@@ -80,9 +75,9 @@ export function analyticsRoutes(deps: RouteDeps): AnyAdminRoute[] {
       summary: S.record({ hits: S.int, avg_latency: S.num, total_requests: S.int, cache_speedup: S.num }),
       object: { type: 'string', const: 'analytics-summary' },
     }),
-    handler(input) {
+    async handler(input) {
       const total = sums.fresh();
-      scanner(queryFor(input))((bucket, key) => sums.add(total, bucket, key));
+      (await store.buckets(queryFor(input)))((bucket, key) => sums.add(total, bucket, key));
       return { summary: cacheSummary(total), object: 'analytics-summary' };
     },
   });
@@ -96,7 +91,7 @@ export function analyticsRoutes(deps: RouteDeps): AnyAdminRoute[] {
       summary: 'Requests and cost per user (`metadata._user`, else the API key), most requests first',
       query: query(paged),
       response: groupSchemas.users,
-      handler: (input) => usersGroup(userScanner(queryFor(input)), page(input.query)),
+      handler: async (input) => usersGroup(await store.users(queryFor(input)), page(input.query)),
     }),
     defineAdminRoute<never, Params>({
       ...base,
@@ -104,7 +99,7 @@ export function analyticsRoutes(deps: RouteDeps): AnyAdminRoute[] {
       summary: 'Requests per model, most requests first',
       query: query(paged),
       response: groupSchemas.models,
-      handler: (input) => modelsGroup(scanner(queryFor(input)), page(input.query)),
+      handler: async (input) => modelsGroup(await store.buckets(queryFor(input)), page(input.query)),
     }),
     defineAdminRoute<never, Params>({
       ...base,
@@ -112,7 +107,7 @@ export function analyticsRoutes(deps: RouteDeps): AnyAdminRoute[] {
       summary: 'Requests, cost and tokens per value of one metadata key, most requests first',
       query: query(paged),
       response: groupSchemas.metadata,
-      handler: (input) => metadataGroup(scanner(queryFor(input)), input.params.key!, page(input.query)),
+      handler: async (input) => metadataGroup(await store.buckets(queryFor(input)), input.params.key!, page(input.query)),
     }),
   ];
 

@@ -5,18 +5,15 @@
  * that yield to the event loop, so neither holds it for more than a few milliseconds.
  */
 import type { Logger } from '../../core/index.js';
-import type { LogDb, StoredLog } from './log-db.js';
-import type { IndexDb } from './log-index.js';
-import { newWalkState, queryLogs } from './log-query.js';
+import type { StoredLog } from './log-db.js';
+import type { ExportStore, FeedbackStore, LogStore } from './backend.js';
 import { exportLine, exportSelection } from './export-filters.js';
-import { transition, type ExportDb, type ExportRecord } from './export-store.js';
-import { weightedFeedbackByTrace, type FeedbackDb } from './feedback.js';
+import type { ExportRecord } from './export-store.js';
 import { timeRange } from './scan.js';
 
 export interface ExportSources {
-  logs: LogDb;
-  idx: IndexDb;
-  feedback: FeedbackDb;
+  logs: LogStore;
+  feedback: FeedbackStore;
   /** A workspace id from an id or slug (`filters.workspace_slug`). */
   resolveWorkspace(ref: string): string | undefined;
 }
@@ -24,14 +21,14 @@ export interface ExportSources {
 /** The export's records in chunks, oldest first. */
 export async function* exportRecords(src: ExportSources, e: ExportRecord, signal?: AbortSignal): AsyncGenerator<StoredLog[]> {
   const sel = exportSelection(e.filters, e.workspace_id, src.resolveWorkspace);
-  const feedback = sel.needsFeedback ? await weightedFeedbackByTrace(src.feedback, e.workspace_id) : undefined;
+  const feedback = sel.needsFeedback ? await src.feedback.weightedByTrace(e.workspace_id) : undefined;
   const range = timeRange(sel.fromMs, sel.toMs);
   const high = e.until !== null && (range.high === undefined || e.until < range.high) ? e.until : range.high;
   let seen = 0;
   let taken = 0;
   // Each record's match runs inside the walk's slices, so a wide export yields to chat traffic.
   const match = (r: StoredLog): boolean => sel.match(r, feedback);
-  const walk = queryLogs({ db: src.logs, idx: src.idx }, { terms: sel.terms, workspaceId: sel.workspaceId, low: range.low, high, newestFirst: false, match, signal }, newWalkState());
+  const walk = src.logs.walk({ terms: sel.terms, workspaceId: sel.workspaceId, low: range.low, high, newestFirst: false, match, signal });
   for await (const chunk of walk) {
     const out: StoredLog[] = [];
     for (const r of chunk) {
@@ -77,17 +74,17 @@ export interface ExportRunner {
   close(): void;
 }
 
-export function createExportRunner(db: ExportDb, src: ExportSources & { flushLogs(): Promise<void> }, log: Logger): ExportRunner {
+export function createExportRunner(db: ExportStore, src: ExportSources & { flushLogs(): Promise<void> }, log: Logger): ExportRunner {
   const running = new Map<string, AbortController>();
 
   async function run(id: string, signal: AbortSignal): Promise<void> {
     // Records of requests that finished before the start may still sit in the write queue.
     await src.flushLogs();
-    const e = db.get(id);
+    const e = await db.get(id);
     if (e === undefined || signal.aborted) return;
     const total = await countExport(src, e, signal);
     if (signal.aborted) return;
-    transition(db, id, { from: ['in_progress'], action: 'finished', change: () => ({ status: 'success', total }) });
+    await db.transition(id, { from: ['in_progress'], action: 'finished', change: () => ({ status: 'success', total }) });
   }
 
   return {
@@ -98,11 +95,9 @@ export function createExportRunner(db: ExportDb, src: ExportSources & { flushLog
         .catch((err: unknown) => {
           if ((err as { code?: string }).code === 'export_state_conflict') return; // cancelled meanwhile
           log.error('log export failed', { export_id: id, err });
-          try {
-            transition(db, id, { from: ['in_progress'], action: 'failed', change: () => ({ status: 'failed' }) });
-          } catch {
+          db.transition(id, { from: ['in_progress'], action: 'failed', change: () => ({ status: 'failed' }) }).catch(() => {
             /* cancelled or gone meanwhile */
-          }
+          });
         })
         .finally(() => {
           if (running.get(id) === controller) running.delete(id);
@@ -115,11 +110,9 @@ export function createExportRunner(db: ExportDb, src: ExportSources & { flushLog
     close() {
       for (const [id, controller] of running) {
         controller.abort();
-        try {
-          transition(db, id, { from: ['in_progress'], action: 'failed', change: () => ({ status: 'failed' }) });
-        } catch {
+        db.transition(id, { from: ['in_progress'], action: 'failed', change: () => ({ status: 'failed' }) }).catch(() => {
           /* finished meanwhile */
-        }
+        });
       }
       running.clear();
     },

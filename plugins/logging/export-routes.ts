@@ -26,7 +26,8 @@ import {
   type RouteDefinition,
 } from '../../core/index.js';
 import { exportFiltersSchema, exportSelection, requestedDataSchema, type ExportFilters, type RequestedField } from './export-filters.js';
-import { transition, type ExportDb, type ExportRecord } from './export-store.js';
+import type { ExportRecord } from './export-store.js';
+import type { ExportStore } from './backend.js';
 import { countExport, exportJsonl, type ExportRunner, type ExportSources } from './export-job.js';
 import { LoggingErrors } from './errors.js';
 import { idPrefix } from './scan.js';
@@ -74,15 +75,15 @@ const exportBody = (required: string[]): S.JsonSchema => ({
 const view = (e: ExportRecord): ExportRecord & { object: 'export' } => ({ ...e, object: 'export' });
 
 export interface ExportRouteDeps {
-  db: ExportDb;
+  db: ExportStore;
   sources: ExportSources;
   runner: ExportRunner;
 }
 
 export function exportRoutes(app: GatewayApp, deps: ExportRouteDeps): RouteDefinition[] {
   const { db, sources, runner } = deps;
-  const visible = (principal: Parameters<typeof assertVisible>[0], id: string): ExportRecord =>
-    assertVisible(principal, db.get(id), 'Export');
+  const visible = async (principal: Parameters<typeof assertVisible>[0], id: string): Promise<ExportRecord> =>
+    assertVisible(principal, await db.get(id), 'Export');
 
   /** Checks the filters (a bad metadata or time range is a 400 now, not a failed run) and counts. */
   function countDraft(e: ExportRecord): Promise<number> {
@@ -119,7 +120,7 @@ export function exportRoutes(app: GatewayApp, deps: ExportRouteDeps): RouteDefin
           until: null,
         };
         draft.total = await countDraft(draft);
-        await db.put(draft.id, draft);
+        await db.put(draft);
         return { id: draft.id, total: draft.total, object: 'export' };
       },
     }),
@@ -134,17 +135,9 @@ export function exportRoutes(app: GatewayApp, deps: ExportRouteDeps): RouteDefin
       workspaceDefault: 'all',
       query: { properties: { workspace_id: S.workspaceRef, ...S.pagination } },
       response: S.listOf(exportSchema),
-      handler({ query, workspace }) {
-        const offset = query.current_page * query.page_size;
-        const data: Array<ReturnType<typeof view>> = [];
-        let total = 0;
-        // Exports are few (people create them by hand): a plain scan, newest first.
-        for (const { value: e } of db.getRange({ reverse: true })) {
-          if (workspace !== null && e.workspace_id !== workspace.id) continue;
-          if (total >= offset && data.length < query.page_size) data.push(view(e));
-          total++;
-        }
-        return { object: 'list', total, data };
+      async handler({ query, workspace }) {
+        const { total, data } = await db.list(workspace?.id ?? null, query.current_page * query.page_size, query.page_size);
+        return { object: 'list', total, data: data.map(view) };
       },
     }),
     defineAdminRoute({
@@ -157,8 +150,8 @@ export function exportRoutes(app: GatewayApp, deps: ExportRouteDeps): RouteDefin
       level: 'workspace',
       workspaceDefault: 'all',
       response: exportSchema,
-      handler({ params, principal }) {
-        return view(visible(principal, params.id!));
+      async handler({ params, principal }) {
+        return view(await visible(principal, params.id!));
       },
     }),
     defineAdminRoute<Omit<ExportBody, 'requested_data'> & { requested_data?: RequestedField[] }>({
@@ -173,10 +166,10 @@ export function exportRoutes(app: GatewayApp, deps: ExportRouteDeps): RouteDefin
       body: exportBody(['filters']),
       response: created,
       async handler({ params, body, principal }) {
-        const current = visible(principal, params.id!);
+        const current = await visible(principal, params.id!);
         const next: ExportRecord = { ...current, filters: body.filters, requested_data: body.requested_data ?? current.requested_data, description: body.description ?? current.description };
         const total = await countDraft(next);
-        const saved = transition(db, current.id, {
+        const saved = await db.transition(current.id, {
           from: ['draft', 'stopped', 'failed', 'success'],
           action: 'changed',
           change: () => ({ filters: next.filters, requested_data: next.requested_data, description: next.description, status: 'draft', total, until: null }),
@@ -194,10 +187,10 @@ export function exportRoutes(app: GatewayApp, deps: ExportRouteDeps): RouteDefin
       level: 'workspace',
       workspaceDefault: 'all',
       response: message,
-      handler({ params, principal }) {
-        const e = visible(principal, params.id!);
+      async handler({ params, principal }) {
+        const e = await visible(principal, params.id!);
         // Everything logged up to now belongs to the run; later records never do.
-        transition(db, e.id, { from: ['draft', 'stopped', 'failed', 'success'], action: 'started', change: () => ({ status: 'in_progress', until: idPrefix(Date.now() + 1) }) });
+        await db.transition(e.id, { from: ['draft', 'stopped', 'failed', 'success'], action: 'started', change: () => ({ status: 'in_progress', until: idPrefix(Date.now() + 1) }) });
         runner.start(e.id);
         return { message: 'Export started.', object: 'export' };
       },
@@ -212,9 +205,9 @@ export function exportRoutes(app: GatewayApp, deps: ExportRouteDeps): RouteDefin
       level: 'workspace',
       workspaceDefault: 'all',
       response: message,
-      handler({ params, principal }) {
-        const e = visible(principal, params.id!);
-        transition(db, e.id, { from: ['draft', 'in_progress'], action: 'cancelled', change: () => ({ status: 'stopped' }) });
+      async handler({ params, principal }) {
+        const e = await visible(principal, params.id!);
+        await db.transition(e.id, { from: ['draft', 'in_progress'], action: 'cancelled', change: () => ({ status: 'stopped' }) });
         runner.cancel(e.id);
         return { message: 'Export stopped.', object: 'export' };
       },
@@ -227,7 +220,7 @@ export function exportRoutes(app: GatewayApp, deps: ExportRouteDeps): RouteDefin
  * The download is not JSON, so it is not an admin-framework route; it makes the same checks
  * (principal, key kind and scope, workspace visibility) with the framework's own functions.
  */
-function downloadRoute(db: ExportDb, sources: ExportSources): RouteDefinition {
+function downloadRoute(db: ExportStore, sources: ExportSources): RouteDefinition {
   const def = { level: 'workspace' as const, scope };
   return {
     method: 'GET',
@@ -250,7 +243,7 @@ function downloadRoute(db: ExportDb, sources: ExportSources): RouteDefinition {
       const principal = ctx.get('principal');
       if (principal === undefined) throw AdminErrors.unauthenticated();
       authorize(principal, def);
-      const e = assertVisible(principal, db.get(params.id!), 'Export');
+      const e = assertVisible(principal, await db.get(params.id!), 'Export');
       if (e.status !== 'success') throw LoggingErrors.exportNotReady(e.status);
       // Streamed: the core writes each chunk with backpressure, never the whole file at once.
       return reply(200, exportJsonl(sources, e, ctx.signal), {

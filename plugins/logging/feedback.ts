@@ -11,6 +11,7 @@ import type { Database } from 'lmdb';
 import { adminRoutes, assertVisible, defineAdminRoute, nowIso, S, uuidv7, type GatewayApp, type RouteDefinition, type Store } from '../../core/index.js';
 import { LoggingErrors } from './errors.js';
 import { scan } from './scan.js';
+import type { FeedbackStore } from './backend.js';
 
 /** One feedback, as stored in the `feedback` database (key: id, a UUIDv7). */
 export interface FeedbackRecord {
@@ -55,11 +56,13 @@ const updateProperties = { ...properties, weight: { type: 'number', minimum: 0, 
 
 const answer = S.record({ status: S.str, message: S.str, feedback_ids: S.strings });
 
-export function feedbackRoutes(app: GatewayApp, db: FeedbackDb): RouteDefinition[] {
+export function feedbackRoutes(app: GatewayApp, db: FeedbackStore): RouteDefinition[] {
   return adminRoutes(app, [
     defineAdminRoute<FeedbackBody>({
       method: 'POST',
       path: '/v1/feedback',
+      // Apps call it at volume and it writes no control-plane record: not serialized across hosts.
+      writeScope: false,
       summary: 'Add feedback to a trace',
       resource: 'feedback',
       action: 'create',
@@ -82,13 +85,15 @@ export function feedbackRoutes(app: GatewayApp, db: FeedbackDb): RouteDefinition
           created_at: now,
           last_updated_at: now,
         };
-        await db.put(record.id, record);
+        await db.put(record);
         return { status: 'success', message: 'Feedback saved.', feedback_ids: [record.id] };
       },
     }),
     defineAdminRoute<{ trace_id?: string; value: number; weight?: number; metadata?: Record<string, unknown> }>({
       method: 'PUT',
       path: '/v1/feedback/:id',
+      // Apps call it at volume and it writes no control-plane record: not serialized across hosts.
+      writeScope: false,
       summary: 'Update a feedback',
       resource: 'feedback',
       action: 'update',
@@ -99,7 +104,7 @@ export function feedbackRoutes(app: GatewayApp, db: FeedbackDb): RouteDefinition
       async handler({ params, body, principal }) {
         if (principal.workspace_id === null) throw LoggingErrors.feedbackKeyKind();
         const id = params.id!;
-        const current = assertVisible(principal, db.get(id), 'Feedback');
+        const current = assertVisible(principal, await db.get(id), 'Feedback');
         const next: FeedbackRecord = {
           ...current,
           trace_id: body.trace_id ?? current.trace_id,
@@ -108,7 +113,7 @@ export function feedbackRoutes(app: GatewayApp, db: FeedbackDb): RouteDefinition
           metadata: body.metadata ?? current.metadata,
           last_updated_at: nowIso(),
         };
-        await db.put(id, next);
+        await db.put(next);
         return { status: 'success', message: 'Feedback updated.', feedback_ids: [id] };
       },
     }),

@@ -12,6 +12,10 @@
  *   backfill (once, after an upgrade) ─▶ indexes older records in slices (log-index.ts)
  *   close ─▶ writes what is queued and waits until it is durable
  *
+ * That is the embedded driver (lmdb-backend.ts). In distributed mode the same routes read and
+ * write PostgreSQL instead (pg-backend.ts): a time-partitioned table written in batches, shared
+ * by every host. The routes see only the interfaces of backend.ts.
+ *
  * Records carry usage and cost (`meterUsage`); bodies only with `bodies.enabled` (see
  * bodies.ts); request headers never, so no credential can end up in a log.
  */
@@ -28,21 +32,15 @@ import {
 } from '../../core/index.js';
 import { loggingOptionsSchema, type LoggingOptions } from './schema.js';
 import { createBodyCapture, type CapturedBodies } from './bodies.js';
-import { openLogDb, type StoredLog } from './log-db.js';
-import { openLogIndex, startBackfill } from './log-index.js';
-import { createLogWriter } from './log-writer.js';
-import { startSweeper } from './retention.js';
+import type { StoredLog } from './log-db.js';
+import type { LogBackend } from './backend.js';
+import { openLmdbBackend, type BackendOptions } from './lmdb-backend.js';
+import { openPgBackend } from './pg-backend.js';
 import { logStats } from './stats.js';
 import { logRoutes } from './log-routes.js';
-import { feedbackRoutes, openFeedbackDb } from './feedback.js';
-import { openExportDb } from './export-store.js';
+import { feedbackRoutes } from './feedback.js';
 import { createExportRunner, type ExportSources } from './export-job.js';
 import { exportRoutes } from './export-routes.js';
-
-const DAY_MS = 86_400_000;
-const SWEEP_EVERY_MS = 60_000;
-/** Removals per sweep: a backlog is worked off over several sweeps, never in one long write. */
-const SWEEP_LIMIT = 10_000;
 
 interface Pending {
   record: LogRecord;
@@ -52,33 +50,30 @@ interface Pending {
 export default definePlugin<LoggingOptions>({
   name: 'logging',
   configSchema: loggingOptionsSchema,
-  setup(app, options) {
+  async setup(app, options) {
     const store = app.store;
-    const db = openLogDb(store);
-    const idx = openLogIndex(store);
-    const backfill = startBackfill(db, idx, app.log);
     const capture = options.bodies.enabled ? createBodyCapture(options.bodies) : undefined;
-
-    const writer = createLogWriter<Pending>(db, idx, {
+    const backendOptions: BackendOptions<Pending> = {
       queueMax: options.queue_max,
       flushMs: options.flush_ms,
+      retentionDays: options.retention_days,
+      maxRecords: options.max_records,
       log: app.log,
-      storeFull: () => store.capacity.full(),
       finish: ({ record, bodies }): StoredLog => ({
         ...record,
         request_body: capture && bodies ? capture.render(bodies.request, bodies.secrets) : null,
         response_body: capture && bodies ? capture.render(bodies.response, bodies.secrets) : null,
       }),
+    };
+    // The driver is chosen once: embedded mode runs exactly the LMDB code it always ran.
+    const distributed = store.distributed;
+    const backend: LogBackend<Pending> = distributed ? await openPgBackend(distributed, backendOptions) : openLmdbBackend(store, backendOptions);
+    const writer = backend.writer;
+    app.provide('log-stats', {
+      dropped: () => logStats.dropped,
+      queued: () => writer.queued,
+      ...(distributed ? { droppedByReason: () => ({ ...logStats.byReason }) } : {}),
     });
-    const sweeper = startSweeper(db, {
-      everyMs: SWEEP_EVERY_MS,
-      retentionMs: options.retention_days * DAY_MS,
-      maxRecords: options.max_records,
-      limit: SWEEP_LIMIT,
-      idx,
-      onError: (err) => app.log.error('log retention sweep failed', { err }),
-    });
-    app.provide('log-stats', { dropped: () => logStats.dropped, queued: () => writer.queued });
 
     // The pricing service may come from a plugin later in the pipeline: looked up at the first request.
     const pricer = optionalService(app, 'pricing', 'logged costs are 0');
@@ -87,15 +82,12 @@ export default definePlugin<LoggingOptions>({
       writer.push({ record: buildLogRecord(ctx, outcome, pricer()), bodies: capture?.take(ctx) });
     }
 
-    const feedbackDb = openFeedbackDb(store);
-    const exportDb = openExportDb(store);
     const sources: ExportSources = {
-      logs: db,
-      idx,
-      feedback: feedbackDb,
+      logs: backend.logs,
+      feedback: backend.feedback,
       resolveWorkspace: (ref) => findWorkspace(store, ref)?.id,
     };
-    const runner = createExportRunner(exportDb, { ...sources, flushLogs: () => writer.flush() }, app.log);
+    const runner = createExportRunner(backend.exports, { ...sources, flushLogs: () => writer.flush() }, app.log);
     const keepBody = capture ? (value: unknown): string | null => capture.render(Buffer.from(JSON.stringify(value) ?? 'null')) : (): null => null;
 
     // Body hooks exist only when bodies are kept: without a chunk hook the core never parses a
@@ -115,13 +107,14 @@ export default definePlugin<LoggingOptions>({
       meterUsage: true,
       ...bodyHooks,
       onDone,
-      routes: [...logRoutes(app, { db, idx, keepBody }), ...exportRoutes(app, { db: exportDb, sources, runner }), ...feedbackRoutes(app, feedbackDb)],
+      routes: [
+        ...logRoutes(app, { logs: backend.logs, keepBody }),
+        ...exportRoutes(app, { db: backend.exports, sources, runner }),
+        ...feedbackRoutes(app, backend.feedback),
+      ],
       async close() {
-        sweeper.stop();
-        backfill.stop();
         runner.close();
-        await backfill.finished;
-        await writer.close();
+        await backend.close();
       },
     };
   },

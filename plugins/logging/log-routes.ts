@@ -8,27 +8,23 @@
  * A workspace key sees only its workspace's records; an organisation key sees all, or one
  * workspace with `workspace_id`. Records reach the database within `flush_ms` of the response.
  */
-import { AdminErrors, adminRoutes, isNoRoom, StoreErrors, assertVisible, defineAdminRoute, S, type GatewayApp, type RouteDefinition } from '../../core/index.js';
-import type { LogDb } from './log-db.js';
+import { AdminErrors, adminRoutes, assertVisible, defineAdminRoute, S, type GatewayApp, type RouteDefinition } from '../../core/index.js';
+import type { LogStore } from './backend.js';
 import { logListQuerySchema, type LogListQuery } from './log-filters.js';
 import { acceptOneOrMany, customLogRecord, customLogsBody, customLogsWireBody, scrubCustomLog, type CustomLog } from './custom-log.js';
-import { putLog, type IndexDb } from './log-index.js';
-import { listLogs, logListSchema } from './log-list.js';
-import type { LogSources } from './log-query.js';
+import { logListSchema } from './log-list.js';
 import { logSchema } from './views.js';
 
 const resource = 'log';
 
 export interface LogRouteDeps {
-  db: LogDb;
-  idx: IndexDb;
+  logs: LogStore;
   /** The stored text of a custom log's body, or null when bodies are not kept. */
   keepBody(value: unknown): string | null;
 }
 
 export function logRoutes(app: GatewayApp, deps: LogRouteDeps): RouteDefinition[] {
-  const { db } = deps;
-  const sources: LogSources = { db, idx: deps.idx };
+  const { logs } = deps;
   const [get, list, write] = adminRoutes(app, [
     defineAdminRoute({
       method: 'GET',
@@ -40,13 +36,15 @@ export function logRoutes(app: GatewayApp, deps: LogRouteDeps): RouteDefinition[
       level: 'workspace',
       workspaceDefault: 'all',
       response: logSchema,
-      handler({ params, principal }) {
-        return assertVisible(principal, db.get(params.id!), 'Log');
+      async handler({ params, principal }) {
+        return assertVisible(principal, await logs.get(params.id!), 'Log');
       },
     }),
     defineAdminRoute<never, LogListQuery>({
       method: 'GET',
       path: '/v1/logs',
+      // Apps call it at volume and it writes no control-plane record: not serialized across hosts.
+      writeScope: false,
       summary: 'List request logs, newest first',
       resource,
       action: 'list',
@@ -56,7 +54,7 @@ export function logRoutes(app: GatewayApp, deps: LogRouteDeps): RouteDefinition[
       query: logListQuerySchema,
       response: logListSchema,
       async handler({ query, workspace }) {
-        return listLogs(sources, query, workspace);
+        return logs.list(query, workspace);
       },
     }),
     defineAdminRoute<{ logs: CustomLog[] }>({
@@ -72,13 +70,8 @@ export function logRoutes(app: GatewayApp, deps: LogRouteDeps): RouteDefinition[
       async handler({ body, principal, workspace }) {
         if (principal.workspace_id === null) throw AdminErrors.forbidden('Custom logs are written with a workspace API key.');
         const records = body.logs.map((log) => customLogRecord(log, { principal, workspace, keepBody: deps.keepBody }));
-        // An explicit write: the answer waits until it is committed (one batched transaction).
-        let failure: unknown;
-        const written = await Promise.all(records.map((r) => putLog(db, deps.idx, r, (err) => (failure ??= err))));
-        if (!written.every(Boolean)) {
-          if (isNoRoom(failure)) throw StoreErrors.full(failure);
-          throw new Error('custom logs could not be written', { cause: failure });
-        }
+        // An explicit write: the answer waits until it is committed.
+        await logs.insert(records);
         return { status: 'success', log_ids: records.map((r) => r.id) };
       },
     }),

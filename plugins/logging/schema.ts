@@ -10,6 +10,10 @@
  *         enabled: false          # keep request and response bodies of model and pass-through calls
  *         max_bytes: 16384        # each body is cut to this many bytes
  *         redact: ['sk-[A-Za-z0-9]+']   # regular expressions; matches become [redacted]
+ *
+ * In distributed mode (PostgreSQL) the queue's bound is `store.postgres.log_queue` instead of
+ * `queue_max` (it also holds the records of an outage), and retention is by age only: daily
+ * partitions older than `retention_days` are dropped whole; `max_records` bounds LMDB only.
  */
 
 export interface BodyOptions {

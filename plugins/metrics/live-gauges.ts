@@ -16,6 +16,8 @@ export interface LogStats {
   dropped(): number;
   /** Records waiting to be written. */
   queued(): number;
+  /** Distributed mode only: the drops by reason (queue_full while PostgreSQL is away, write_failed, …). */
+  droppedByReason?(): Record<string, number | undefined>;
 }
 
 /** The token counter's pool, when the core's counter exposes it (the pooled one does). */
@@ -67,14 +69,24 @@ export function registerLiveGauges(app: GatewayApp, registry: Registry, maxLabel
     },
   });
   // A counter (it only grows) whose value the logging plugin keeps: copied in at each scrape.
-  const dropped: Counter = new Counter({
+  const dropped: Counter<'reason'> = new Counter({
     name: 'gateway_log_dropped_total',
-    help: 'Log records dropped because the log queue or the store was full (0 without the logging plugin).',
+    help: 'Log records dropped because the log queue or the store was full (0 without the logging plugin); in distributed mode labelled by reason.',
+    labelNames: ['reason'] as const,
     registers,
     collect() {
       dropped.reset();
       const stats = logStatsOf(app);
-      if (stats !== undefined) dropped.inc(stats.dropped());
+      // The unlabelled series of before: 0 without the logging plugin.
+      if (stats === undefined) return void dropped.inc(0);
+      // Embedded mode keeps its one unlabelled series; distributed mode says why (queue_full, …).
+      const byReason = stats.droppedByReason?.();
+      if (byReason === undefined) {
+        dropped.inc(stats.dropped());
+        return;
+      }
+      dropped.inc({ reason: 'queue_full' }, 0);
+      for (const [reason, n] of Object.entries(byReason)) if (n !== undefined) dropped.inc({ reason }, n);
     },
   });
   const queued: Gauge = new Gauge({

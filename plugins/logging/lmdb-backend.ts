@@ -1,0 +1,103 @@
+/**
+ * The embedded driver of the logging plugin's storage (backend.ts): the `logs`, `logs#idx`,
+ * `log_exports` and `feedback` databases of the gateway's LMDB env, with the batching writer,
+ * the retention sweeper and the index backfill. This is the plugin's storage as it always was.
+ */
+import { isNoRoom, StoreErrors, type Logger, type Store } from '../../core/index.js';
+import type { LogBackend } from './backend.js';
+import { openLogDb, type StoredLog } from './log-db.js';
+import { openLogIndex, putLog, startBackfill } from './log-index.js';
+import { createLogWriter } from './log-writer.js';
+import { listLogs } from './log-list.js';
+import { newWalkState, queryLogs } from './log-query.js';
+import { startSweeper } from './retention.js';
+import { openExportDb, transition } from './export-store.js';
+import { openFeedbackDb, weightedFeedbackByTrace } from './feedback.js';
+
+const DAY_MS = 86_400_000;
+const SWEEP_EVERY_MS = 60_000;
+/** Removals per sweep: a backlog is worked off over several sweeps, never in one long write. */
+const SWEEP_LIMIT = 10_000;
+
+export interface BackendOptions<P> {
+  queueMax: number;
+  flushMs: number;
+  retentionDays: number;
+  maxRecords: number;
+  /** Turns a queued entry into the stored record (bodies are rendered here, off the request path). */
+  finish(entry: P): StoredLog;
+  log: Logger;
+}
+
+export function openLmdbBackend<P>(store: Store, options: BackendOptions<P>): LogBackend<P> {
+  const db = openLogDb(store);
+  const idx = openLogIndex(store);
+  const backfill = startBackfill(db, idx, options.log);
+  const writer = createLogWriter<P>(db, idx, {
+    queueMax: options.queueMax,
+    flushMs: options.flushMs,
+    log: options.log,
+    storeFull: () => store.capacity.full(),
+    finish: options.finish,
+  });
+  const sweeper = startSweeper(db, {
+    everyMs: SWEEP_EVERY_MS,
+    retentionMs: options.retentionDays * DAY_MS,
+    maxRecords: options.maxRecords,
+    limit: SWEEP_LIMIT,
+    idx,
+    onError: (err) => options.log.error('log retention sweep failed', { err }),
+  });
+  const exportDb = openExportDb(store);
+  const feedbackDb = openFeedbackDb(store);
+  const sources = { db, idx };
+
+  return {
+    logs: {
+      get: async (id) => db.get(id),
+      list: (query, workspace) => listLogs(sources, query, workspace),
+      walk: (q) => queryLogs(sources, q, newWalkState()),
+      async insert(records) {
+        // One batched transaction: the puts of one turn commit together.
+        let failure: unknown;
+        const written = await Promise.all(records.map((r) => putLog(db, idx, r, (err) => (failure ??= err))));
+        if (!written.every(Boolean)) {
+          if (isNoRoom(failure)) throw StoreErrors.full(failure);
+          throw new Error('custom logs could not be written', { cause: failure });
+        }
+      },
+    },
+    exports: {
+      get: async (id) => exportDb.get(id),
+      put: async (e) => {
+        await exportDb.put(e.id, e);
+      },
+      async list(workspaceId, offset, limit) {
+        const data = [];
+        let total = 0;
+        // Exports are few (people create them by hand): a plain scan, newest first.
+        for (const { value: e } of exportDb.getRange({ reverse: true })) {
+          if (workspaceId !== null && e.workspace_id !== workspaceId) continue;
+          if (total >= offset && data.length < limit) data.push(e);
+          total++;
+        }
+        return { total, data };
+      },
+      transition: async (id, t) => transition(exportDb, id, t),
+    },
+    feedback: {
+      get: async (id) => feedbackDb.get(id),
+      put: async (r) => {
+        await feedbackDb.put(r.id, r);
+      },
+      weightedByTrace: (workspaceId) => weightedFeedbackByTrace(feedbackDb, workspaceId),
+    },
+    writer,
+    async close() {
+      sweeper.stop();
+      backfill.stop();
+      await backfill.finished;
+      await writer.close();
+    },
+  };
+}
