@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { Redis } from 'ioredis';
 import { needServices } from './helpers/services.js';
 import { ADMIN_KEY, startGateway, startMock, type MockUpstream, type StartedGateway } from './helpers/gateway.js';
+import { MASTER_KEY } from './helpers/hosts.js';
 
 type Json = Record<string, unknown>;
 
@@ -35,7 +36,7 @@ t.test('size limits hold in Valkey, and LMDB keeps no cache entry', async (t) =>
   const svc = needServices(t, ['postgres', 'redis']);
   if (!svc) return;
   const [pg, valkey] = await Promise.all([svc.postgres(), svc.redis()]);
-  const env = { GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_POSTGRES_URL: await pg.database(), GATEWAY_REDIS_URL: valkey.url };
+  const env = { GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_POSTGRES_URL: await pg.database(), GATEWAY_REDIS_URL: valkey.url };
   const mock = await startMock(t);
   const redis = new Redis(valkey.url);
   t.teardown(() => redis.disconnect());
