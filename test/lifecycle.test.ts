@@ -168,7 +168,7 @@ t.test('reload in process: in-flight requests finish on the old pipeline, which 
   await fresh.body.text();
   t.equal(fresh.headers['x-gen'], '2', 'new requests use the new pipeline at once');
   t.equal(await slow, '1', 'the in-flight request finished on the old one');
-  for (let i = 0; i < 50 && !events.includes('close:1'); i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 250 && !events.includes('close:1'); i++) await new Promise((r) => setTimeout(r, 20));
   t.same(events, ['slow-done', 'close:1'], 'the old pipeline closed after its last request');
 });
 
