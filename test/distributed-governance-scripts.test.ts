@@ -14,6 +14,8 @@ import {
   type BudgetTake,
   type RateTake,
 } from '../core/store/distributed/governance-scripts.js';
+import { budgetValkeyKey, resetBudgetUsage } from '../core/store/distributed/governance-budgets.js';
+import type { Distributed } from '../core/store/distributed/connections.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -36,11 +38,11 @@ t.test('governance scripts', async (t) => {
       { key: b, cost: 1, emissionMs: 1000, burst: 10 },
       { key: c, cost: 1, emissionMs: 60_000, burst: 1 },
     ];
-    const first = await takeGovernance(redis, rates, [{ key: budget, reserve: 2, limit: 10, expireAt: 0 }]);
+    const first = await takeGovernance(redis, rates, [{ key: budget, reserve: 2, limit: 10, expireAt: 0, seed: 0 }]);
     t.ok(first.ok, 'every counter has room: taken');
     t.ok(Number(await redis.get(a)) > 0 && Number(await redis.get(b)) > 0 && Number(await redis.get(c)) > 0, 'three TATs written');
     const [tatA, tatB] = [await redis.get(a), await redis.get(b)];
-    const second = await takeGovernance(redis, rates, [{ key: budget, reserve: 2, limit: 10, expireAt: 0 }]);
+    const second = await takeGovernance(redis, rates, [{ key: budget, reserve: 2, limit: 10, expireAt: 0, seed: 0 }]);
     t.notOk(second.ok, 'the 1-per-minute cell refuses');
     t.equal(second.failed, 2, 'the refusing counter is named');
     t.ok(second.retryAfterMs > 55_000 && second.retryAfterMs <= 60_000, 'retry after about a minute');
@@ -50,8 +52,8 @@ t.test('governance scripts', async (t) => {
     // A budget that refuses leaves the rate cells as they were.
     const other = key('budget');
     const third = await takeGovernance(redis, rates.slice(0, 2), [
-      { key: budget, reserve: 1, limit: 10, expireAt: 0 },
-      { key: other, reserve: 11, limit: 10, expireAt: 0 },
+      { key: budget, reserve: 1, limit: 10, expireAt: 0, seed: 0 },
+      { key: other, reserve: 11, limit: 10, expireAt: 0, seed: 0 },
     ]);
     t.notOk(third.ok);
     t.equal(third.failed, 3, 'budgets are numbered after the rate cells');
@@ -94,7 +96,7 @@ t.test('governance scripts', async (t) => {
 
   t.test('budgets: reserve, settle, refuse when the reservation does not fit', async (t) => {
     const b = key('budget');
-    const take = (reserve: number): Promise<Awaited<ReturnType<typeof takeGovernance>>> => takeGovernance(redis, [], [{ key: b, reserve, limit: 10, expireAt: 0 }]);
+    const take = (reserve: number): Promise<Awaited<ReturnType<typeof takeGovernance>>> => takeGovernance(redis, [], [{ key: b, reserve, limit: 10, expireAt: 0, seed: 0 }]);
     const r1 = await take(4);
     const r2 = await take(4);
     t.ok(r1.ok && r2.ok, 'two reservations of 4 fit a limit of 10');
@@ -124,10 +126,32 @@ t.test('governance scripts', async (t) => {
     const now = Number((await redis.time())[0]) * 1000;
     const stale = Math.floor(now / RESERVATION_BUCKET_MS) - RESERVATION_BUCKETS;
     await redis.hset(b, `r:${stale}`, '9', `r:${stale + 1}`, '0.5');
-    const r = await takeGovernance(redis, [], [{ key: b, reserve: 5, limit: 10, expireAt: 0 }]);
+    const r = await takeGovernance(redis, [], [{ key: b, reserve: 5, limit: 10, expireAt: 0, seed: 0 }]);
     t.ok(r.ok, 'the stale reservation no longer counts');
     t.equal(r.budgets[0]!.reserved, 5.5, 'the one still young does');
     t.equal(await redis.hexists(b, `r:${stale}`), 0, 'and the stale one is dropped');
+  });
+
+  t.test('a budget Valkey lost is seeded from the host mirror; a reset is zero, not lost', async (t) => {
+    // The key the gateway uses for a counter, under this test's own prefix.
+    const d = { redis, key: (name: string) => `test:seed:${name}` } as unknown as Distributed;
+    const b = budgetValkeyKey(d, 'lifetime');
+    const take = (reserve: number, seed: number): ReturnType<typeof takeGovernance> => takeGovernance(redis, [], [{ key: b, reserve, limit: 10, expireAt: 0, seed }]);
+    // Valkey restarted empty: the mirror says 8 of 10 were spent, so a reservation of 3 no longer fits.
+    const lost = await take(3, 8);
+    t.notOk(lost.ok, 'the seeded spend counts');
+    t.equal(lost.budgets[0]!.used, 8);
+    t.equal(await redis.hget(b, 'u'), '8', 'and is written back');
+    // Once Valkey holds the total, a (stale) mirror no longer matters.
+    const held = await take(2, 1);
+    t.ok(held.ok);
+    t.equal(held.budgets[0]!.used, 8, 'the stored total wins over the seed');
+    // A reset writes u = 0: the next take's seed (a mirror from before the reset) cannot undo it.
+    await resetBudgetUsage(d, ['lifetime']);
+    t.equal(await redis.hget(b, 'u'), '0', 'a reset writes zero');
+    const afterReset = await take(3, 8);
+    t.ok(afterReset.ok, 'a reset stays a reset');
+    t.equal(afterReset.budgets[0]!.used, 0);
   });
 
   t.test('periodic budgets expire after their period; cumulative ones do not', async (t) => {
@@ -135,8 +159,8 @@ t.test('governance scripts', async (t) => {
     const cumulative = key('budget');
     const at = Date.now() + 3_600_000;
     await takeGovernance(redis, [], [
-      { key: periodic, reserve: 1, limit: 10, expireAt: at },
-      { key: cumulative, reserve: 1, limit: 10, expireAt: 0 },
+      { key: periodic, reserve: 1, limit: 10, expireAt: at, seed: 0 },
+      { key: cumulative, reserve: 1, limit: 10, expireAt: 0, seed: 0 },
     ] satisfies BudgetTake[]);
     const ttl = await redis.pttl(periodic);
     t.ok(ttl > 3_500_000 && ttl <= 3_600_000, 'expires when asked');
@@ -148,7 +172,7 @@ t.test('governance scripts', async (t) => {
       { key: key('bench-a'), cost: 1, emissionMs: 0.001, burst: 1e9 },
       { key: key('bench-b'), cost: 10, emissionMs: 0.001, burst: 1e9 },
     ];
-    const budgets: BudgetTake[] = [{ key: key('bench-c'), reserve: 0.001, limit: 1e12, expireAt: 0 }];
+    const budgets: BudgetTake[] = [{ key: key('bench-c'), reserve: 0.001, limit: 1e12, expireAt: 0, seed: 0 }];
     for (let i = 0; i < 200; i++) await takeGovernance(redis, rates, budgets);
     const samples: number[] = [];
     for (let i = 0; i < 2000; i++) {

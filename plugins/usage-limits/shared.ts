@@ -107,7 +107,7 @@ export function createSharedBudgets(
       const claim: GovernanceClaim = {
         kind: 'budgets',
         rates: [],
-        budgets: budgets.map((b, i) => ({ key: budgetValkeyKey(d, b.counterId), reserve: reserved[i]!, limit: b.limit, expireAt: expireAt(b) })),
+        budgets: budgets.map((b, i) => ({ key: budgetValkeyKey(d, b.counterId), reserve: reserved[i]!, limit: b.limit, expireAt: expireAt(b), seed: ledger.spent(b) })),
         decide(v) {
           if (v.failed !== -1) throw exceeded(budgets[v.failed]!);
           if (v.ok) ctx.set('budgetReservation', { budgets, reserved, bucket: v.bucket });

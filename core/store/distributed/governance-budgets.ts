@@ -56,7 +56,9 @@ export async function readBudgetUsage(d: Distributed, counterIds: ReadonlyArray<
 export async function resetBudgetUsage(d: Distributed, counterIds: ReadonlyArray<string>): Promise<void> {
   if (counterIds.length === 0) return;
   const pipeline = d.redis.pipeline();
-  for (const id of counterIds) pipeline.hdel(budgetValkeyKey(d, id), 'u');
+  // Zero, not deleted: a hash without `u` means Valkey lost it, and the next take would seed it
+  // from a host's mirror, which may still hold the total from before this reset.
+  for (const id of counterIds) pipeline.hset(budgetValkeyKey(d, id), 'u', 0);
   await exec(pipeline);
 }
 

@@ -12,6 +12,11 @@
  *           rate cell   TAT += delta × emission (a give-back never fills a cell beyond full)
  *           budget      r:<bucket> −= reservation, u += the real spend; returns the new u
  *
+ * A budget hash without its `u` field was lost by Valkey (a restart without persistence): the take
+ * seeds it with the host's replicated mirror of the total (`seed`), so a lifetime budget does not
+ * start again from zero; a reset writes `u = 0` explicitly, never deletes it, so a reset is never
+ * undone by a seed.
+ *
  * Reservations sit in per-minute buckets of the budget's hash: a host killed between take and
  * settle never gives its reservation back, so a bucket older than RESERVATION_BUCKETS minutes is
  * dropped at the next take of that budget (the pinned amount ages out instead of staying forever).
@@ -57,13 +62,15 @@ local used, held = {}, {}
 local bfailed = -1
 for j = 1, m do
   local key = KEYS[n + j]
-  local o = bo + 3 * (j - 1)
+  local o = bo + 4 * (j - 1)
   local reserve, limit = tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2])
   local fields = redis.call('HGETALL', key)
   local u, r = 0, 0
+  local hasU = false
   for k = 1, #fields, 2 do
     local f = fields[k]
     if f == 'u' then
+      hasU = true
       u = tonumber(fields[k + 1])
     elseif string.sub(f, 1, 2) == 'r:' then
       if tonumber(string.sub(f, 3)) <= bucket - kept then
@@ -72,6 +79,13 @@ for j = 1, m do
         r = r + tonumber(fields[k + 1])
       end
     end
+  end
+  local seed = tonumber(ARGV[o + 4])
+  if (not hasU) and seed > 0 then
+    u = seed
+    redis.call('HSET', key, 'u', ARGV[o + 4])
+    local expireAt = tonumber(ARGV[o + 3])
+    if expireAt > 0 then redis.call('PEXPIREAT', key, expireAt) end
   end
   used[j], held[j] = u, r
   local fits
@@ -87,7 +101,7 @@ if failed == -1 and bfailed == -1 then
     end
   end
   for j = 1, m do
-    local o = bo + 3 * (j - 1)
+    local o = bo + 4 * (j - 1)
     local reserve, expireAt = tonumber(ARGV[o + 1]), tonumber(ARGV[o + 3])
     if reserve > 0 then
       redis.call('HINCRBYFLOAT', KEYS[n + j], 'r:' .. bucket, ARGV[o + 1])
@@ -174,6 +188,8 @@ export interface BudgetTake {
   limit: number;
   /** When the key may expire (ms since epoch, the end of a periodic budget's period), or 0: never. */
   expireAt: number;
+  /** The spend this host last saw (its replicated mirror): the total when Valkey lost the counter; 0 = none. */
+  seed: number;
 }
 
 export interface TakeReply {
@@ -240,7 +256,7 @@ export async function takeGovernance(redis: Redis, rates: ReadonlyArray<RateTake
   for (const b of budgets) args.push(b.key);
   args.push(rates.length, budgets.length, RESERVATION_BUCKET_MS, RESERVATION_BUCKETS);
   for (const r of rates) args.push(r.cost, r.emissionMs, r.burst);
-  for (const b of budgets) args.push(b.reserve, b.limit, b.expireAt);
+  for (const b of budgets) args.push(b.reserve, b.limit, b.expireAt, b.seed);
   const raw = (await commands(redis).gwGovTake(rates.length + budgets.length, ...args)).map(String);
   const n = rates.length;
   const tats: number[] = new Array<number>(n);
