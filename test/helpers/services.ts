@@ -117,8 +117,16 @@ interface Proc {
   output(): string;
 }
 
+/** Servers still running: killed if this process exits without its teardown (a test file timed out). */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 function run(cmd: string, args: string[], options: { uid?: number; gid?: number; cwd?: string } = {}): Proc {
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-8000)));
   child.stderr!.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-8000)));
