@@ -53,9 +53,11 @@ export async function openDistributed(postgres: PostgresConfig, redis: RedisConf
     maxRetriesPerRequest: 0,
     retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 5), 1000),
   };
-  // Auto-pipelining: the commands of one event-loop turn (the governance scripts of concurrent
-  // requests, cache lookups) leave in one socket write instead of one write syscall each.
-  const commands = new Redis(redis.url, { ...options, enableAutoPipelining: true });
+  // Auto-pipelining: the commands of one event-loop turn (cache lookups of concurrent requests)
+  // leave in one socket write instead of one write syscall each. Not the governance take: it
+  // batches itself (governance-claims.ts), leaving at once when it is the only one in flight,
+  // where auto-pipelining would hold every take until the end of the turn.
+  const commands = new Redis(redis.url, { ...options, enableAutoPipelining: true, autoPipeliningIgnoredCommands: ['gwGovTake'] });
   commands.on('error', () => {
     // ioredis reports every failed reconnect; the fault paths log what matters, once.
   });

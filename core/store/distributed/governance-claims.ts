@@ -33,12 +33,15 @@ import type { Distributed } from './connections.js';
 import { sharedStateFaults } from './faults.js';
 import {
   defineGovernanceScripts,
+  parseTakeReply,
   settleOnPipeline,
   takeGovernance,
+  takeOnPipeline,
   type BudgetSettle,
   type BudgetTake,
   type RateSettle,
   type RateTake,
+  type TakeReply,
 } from './governance-scripts.js';
 
 export type GovernanceKind = 'rate_limits' | 'budgets';
@@ -169,6 +172,50 @@ function createGovernance(distributed: Distributed, log: GatewayApp['log']): Gov
     }
   }
 
+  // Takes batch like Nagle's algorithm: with none in flight a take leaves at once (one request
+  // alone never waits for the event-loop turn to end); while some are in flight, the takes of this
+  // turn wait for its end and leave together, in one socket write.
+  let takesInFlight = 0;
+  let pendingTakes: Array<{ rates: RateTake[]; budgets: BudgetTake[]; resolve: (r: TakeReply) => void; reject: (err: unknown) => void }> = [];
+  let takeFlushScheduled = false;
+
+  function take(rates: RateTake[], budgets: BudgetTake[]): Promise<TakeReply> {
+    if (takesInFlight === 0 && pendingTakes.length === 0) {
+      takesInFlight++;
+      return takeGovernance(redis, rates, budgets).finally(() => void takesInFlight--);
+    }
+    return new Promise<TakeReply>((resolve, reject) => {
+      pendingTakes.push({ rates, budgets, resolve, reject });
+      if (!takeFlushScheduled) {
+        takeFlushScheduled = true;
+        setImmediate(flushTakes);
+      }
+    });
+  }
+
+  function flushTakes(): void {
+    takeFlushScheduled = false;
+    const batch = pendingTakes;
+    pendingTakes = [];
+    const pipeline = redis.pipeline();
+    for (const b of batch) takeOnPipeline(pipeline, b.rates, b.budgets);
+    takesInFlight += batch.length;
+    pipeline.exec().then(
+      (results) => {
+        takesInFlight -= batch.length;
+        batch.forEach((b, i) => {
+          const [err, raw] = results?.[i] ?? [new Error('no reply in the pipeline'), undefined];
+          if (err) b.reject(err);
+          else b.resolve(parseTakeReply(raw as Array<string | number>, b.rates.length, b.budgets.length));
+        });
+      },
+      (err: unknown) => {
+        takesInFlight -= batch.length;
+        for (const b of batch) b.reject(err);
+      },
+    );
+  }
+
   async function run(claims: GovernanceClaim[]): Promise<void> {
     const rates: RateTake[] = [];
     const budgets: BudgetTake[] = [];
@@ -179,7 +226,7 @@ function createGovernance(distributed: Distributed, log: GatewayApp['log']): Gov
     let reply;
     const sentAt = performance.now();
     try {
-      reply = await takeGovernance(redis, rates, budgets);
+      reply = await take(rates, budgets);
     } catch (err) {
       const kinds = new Set(claims.map((c) => c.kind));
       faulted(kinds, err);

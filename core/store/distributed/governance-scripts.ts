@@ -251,18 +251,32 @@ function commands(redis: Redis): GovernanceRedis {
  *   const r = await takeGovernance(redis, [{ key: 'gw:gov:r:pol:1', cost: 1, emissionMs: 600, burst: 100 }], []);
  */
 export async function takeGovernance(redis: Redis, rates: ReadonlyArray<RateTake>, budgets: ReadonlyArray<BudgetTake>): Promise<TakeReply> {
+  const raw = await commands(redis).gwGovTake(rates.length + budgets.length, ...takeArgs(rates, budgets));
+  return parseTakeReply(raw, rates.length, budgets.length);
+}
+
+/** The same take, queued on a pipeline (several requests' takes in one socket write); parse its reply with {@link parseTakeReply}. */
+export function takeOnPipeline(pipeline: ReturnType<Redis['pipeline']>, rates: ReadonlyArray<RateTake>, budgets: ReadonlyArray<BudgetTake>): void {
+  (pipeline as unknown as GovernanceRedis).gwGovTake(rates.length + budgets.length, ...takeArgs(rates, budgets));
+}
+
+function takeArgs(rates: ReadonlyArray<RateTake>, budgets: ReadonlyArray<BudgetTake>): Array<string | number> {
   const args: Array<string | number> = [];
   for (const r of rates) args.push(r.key);
   for (const b of budgets) args.push(b.key);
   args.push(rates.length, budgets.length, RESERVATION_BUCKET_MS, RESERVATION_BUCKETS);
   for (const r of rates) args.push(r.cost, r.emissionMs, r.burst);
   for (const b of budgets) args.push(b.reserve, b.limit, b.expireAt, b.seed);
-  const raw = (await commands(redis).gwGovTake(rates.length + budgets.length, ...args)).map(String);
-  const n = rates.length;
+  return args;
+}
+
+/** The take script's reply, for `n` rate cells and `m` budgets. */
+export function parseTakeReply(reply: ReadonlyArray<string | number>, n: number, m: number): TakeReply {
+  const raw = reply.map(String);
   const tats: number[] = new Array<number>(n);
   for (let i = 0; i < n; i++) tats[i] = Number(raw[4 + i]);
-  const out: TakeReply['budgets'] = new Array(budgets.length);
-  for (let j = 0; j < budgets.length; j++) out[j] = { used: Number(raw[4 + n + 2 * j]), reserved: Number(raw[5 + n + 2 * j]) };
+  const out: TakeReply['budgets'] = new Array(m);
+  for (let j = 0; j < m; j++) out[j] = { used: Number(raw[4 + n + 2 * j]), reserved: Number(raw[5 + n + 2 * j]) };
   return {
     ok: raw[0] === '1',
     failed: Number(raw[1]),
@@ -270,7 +284,7 @@ export async function takeGovernance(redis: Redis, rates: ReadonlyArray<RateTake
     now: Number(raw[3]),
     tats,
     budgets: out,
-    bucket: raw[4 + n + 2 * budgets.length]!,
+    bucket: raw[4 + n + 2 * m]!,
   };
 }
 
