@@ -91,6 +91,7 @@ export { actingWorkspace, lazyCredentials, slugTarget, virtualKeyTarget, Virtual
 export { retryOnMiss } from './store/distributed/replica-miss.js';
 export type { Usage, Cost } from './usage/types.js';
 export { costOf } from './usage/cost.js';
+export { outputAllowance } from './usage/estimate.js';
 export type { PricingService, ModelPrice } from './usage/cost.js';
 export { factOf, conditionHolds } from './policy/facts.js';
 export type { WorkspaceFacts } from './policy/facts.js';

@@ -14,7 +14,7 @@ import { startGateway, startMock, direct, sdk, tempDir, writeFile, insertKey, ad
 import { startCli } from './helpers/process.js';
 import { counterStats, definePlugin, openCounters, Scopes, type PluginDefinition } from '../core/index.js';
 import { formatDuration } from '../plugins/rate-limit/units.js';
-import { outputAllowance } from '../plugins/rate-limit/estimate.js';
+import { outputAllowance } from '../core/usage/estimate.js';
 
 const PIPELINE = 'pipeline: [auth, virtual-keys, config-strategy, rate-limit, admin-policies, admin-api-keys]\n';
 const CHAT = { model: 'gpt-4o', messages: [{ role: 'user', content: 'count me' }] };

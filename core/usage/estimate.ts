@@ -7,12 +7,29 @@ import type { GatewayContext } from '../context.js';
 import type { Runtime } from '../runtime.js';
 import type { Usage } from './types.js';
 import type { UsageMeter } from './meter.js';
+import type { ModelRoute } from '../routes.js';
 
 const roughTokens = (text: string): number => Math.ceil(text.length / 4);
 
 /** The length-based estimate of a request's prompt (its messages, prompt or input), for when no tokenizer can answer. */
 export function roughPrompt(body: Record<string, unknown>): number {
   return roughTokens(JSON.stringify(body.messages ?? body.prompt ?? body.input ?? ''));
+}
+
+/**
+ * The output tokens a request may use: its own cap (times `n` choices) or `defaultMaxTokens`. One
+ * definition for every governance estimate (rate-limit token reservations, budget reservations).
+ */
+export function outputAllowance(route: ModelRoute, body: Record<string, unknown>, defaultMaxTokens: number): number {
+  if (route === 'embeddings' || route === 'moderations' || route === 'messages.count_tokens') return 0;
+  const cap = firstCount(body.max_completion_tokens, body.max_tokens, body.max_output_tokens) ?? defaultMaxTokens;
+  const n = route === 'responses' ? undefined : firstCount(body.n);
+  return cap * (n !== undefined && n > 1 ? n : 1);
+}
+
+function firstCount(...values: unknown[]): number | undefined {
+  for (const v of values) if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return Math.ceil(v);
+  return undefined;
 }
 
 export async function settleUsage(rt: Runtime, ctx: GatewayContext, meter: UsageMeter): Promise<Usage> {

@@ -6,7 +6,7 @@
  * 100 KB prompt does not stall the event loop), else estimated as a quarter of the JSON body's
  * length (OpenAI's rule of thumb, and an over-estimate for JSON, which is the safe side).
  */
-import type { GatewayApp, GatewayContext, ModelRoute } from '../../core/index.js';
+import { outputAllowance, type GatewayApp, type GatewayContext, type ModelRoute } from '../../core/index.js';
 
 /** The part of the token counter this plugin uses; `GatewayApp.tokens` may not exist yet. */
 interface PromptCounter {
@@ -33,17 +33,4 @@ export function createEstimator(app: GatewayApp, defaultMaxTokens: number): Toke
       () => rough + output,
     );
   };
-}
-
-/** The output tokens a request may use: its own cap (times `n` choices) or the configured default. */
-export function outputAllowance(route: ModelRoute, body: Record<string, unknown>, defaultMaxTokens: number): number {
-  if (route === 'embeddings' || route === 'moderations' || route === 'messages.count_tokens') return 0;
-  const cap = firstCount(body.max_completion_tokens, body.max_tokens, body.max_output_tokens) ?? defaultMaxTokens;
-  const n = route === 'responses' ? undefined : firstCount(body.n);
-  return cap * (n !== undefined && n > 1 ? n : 1);
-}
-
-function firstCount(...values: unknown[]): number | undefined {
-  for (const v of values) if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return Math.ceil(v);
-  return undefined;
 }

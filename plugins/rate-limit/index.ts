@@ -57,16 +57,23 @@ export default definePlugin<RateLimitOptions>({
       }
     }
 
+    /** Every limit that applies to the request; undefined on routes that are never limited. */
+    function collectLimits(ctx: GatewayContext): AppliedLimit[] | undefined {
+      const kind = ctx.route.kind;
+      if (kind !== 'model' && kind !== 'passthrough') return undefined;
+      const ws = entities.workspace(actingWorkspace(app, ctx));
+      const applied: AppliedLimit[] = [];
+      policies.collect(ctx, ws, applied);
+      entities.collect(ctx, ws, applied);
+      return applied;
+    }
+
     if (app.store.distributed !== undefined) {
       const shared = createSharedRateLimits(app, openShared);
       return {
         onRequestBody(ctx) {
-          const kind = ctx.route.kind;
-          if (kind !== 'model' && kind !== 'passthrough') return;
-          const ws = entities.workspace(actingWorkspace(app, ctx));
-          const applied: AppliedLimit[] = [];
-          policies.collect(ctx, ws, applied);
-          entities.collect(ctx, ws, applied);
+          const applied = collectLimits(ctx);
+          if (applied === undefined) return;
           if (applied.length === 0) return shared.none(ctx);
           if (!applied.some((a) => a.limit.type === 'tokens')) return shared.check(ctx, applied, 0);
           const tokens = estimateTokens(ctx);
@@ -88,13 +95,8 @@ export default definePlugin<RateLimitOptions>({
 
     return {
       onRequestBody(ctx) {
-        const kind = ctx.route.kind;
-        if (kind !== 'model' && kind !== 'passthrough') return;
-        const ws = entities.workspace(actingWorkspace(app, ctx));
-        const applied: AppliedLimit[] = [];
-        policies.collect(ctx, ws, applied);
-        entities.collect(ctx, ws, applied);
-        if (applied.length === 0) return;
+        const applied = collectLimits(ctx);
+        if (applied === undefined || applied.length === 0) return;
         if (!applied.some((a) => a.limit.type === 'tokens')) return enforce(ctx, { applied, tokens: 0, counters: openShared() });
         const tokens = estimateTokens(ctx);
         if (typeof tokens === 'number') return enforce(ctx, { applied, tokens, counters: openShared() });

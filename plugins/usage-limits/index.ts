@@ -113,16 +113,21 @@ export default definePlugin<Options>({
     }
 
     const routes = adminRoutes(app, [alertsRoute()]);
+    /** Every budget that applies to the request; undefined on routes that are never budgeted. */
+    function collectBudgets(ctx: GatewayContext): Budget[] | undefined {
+      if (ctx.route.kind !== 'model' && ctx.route.kind !== 'passthrough') return undefined;
+      const now = new Date();
+      const ws = workspaceFacts(store, actingWorkspace(app, ctx));
+      const list = activePolicies();
+      return [...(list.length > 0 ? policyBudgets(list, ctx, ws, now) : []), ...entityBudgets(store, ctx, ws, now)];
+    }
     if (app.store.distributed !== undefined) {
       const shared = createSharedBudgets(app, ledger, pricer, amountOf, options);
       return {
         meterUsage: true,
         onRequestBody(ctx) {
-          if (ctx.route.kind !== 'model' && ctx.route.kind !== 'passthrough') return;
-          const now = new Date();
-          const ws = workspaceFacts(store, actingWorkspace(app, ctx));
-          const list = activePolicies();
-          const budgets = [...(list.length > 0 ? policyBudgets(list, ctx, ws, now) : []), ...entityBudgets(store, ctx, ws, now)];
+          const budgets = collectBudgets(ctx);
+          if (budgets === undefined) return;
           if (budgets.length === 0) return shared.none(ctx);
           return shared.check(ctx, budgets);
         },
@@ -140,16 +145,12 @@ export default definePlugin<Options>({
     return {
       meterUsage: true,
       onRequestBody(ctx) {
-        if (ctx.route.kind !== 'model' && ctx.route.kind !== 'passthrough') return;
-        const now = new Date();
-        const ws = workspaceFacts(store, actingWorkspace(app, ctx));
-        const list = activePolicies();
-        const budgets = [...(list.length > 0 ? policyBudgets(list, ctx, ws, now) : []), ...entityBudgets(store, ctx, ws, now)];
-        if (budgets.length === 0) return;
+        const budgets = collectBudgets(ctx);
+        if (budgets === undefined || budgets.length === 0) return;
         for (const b of budgets) {
           if (!ledger.exhausted(b)) continue;
           const headers: Record<string, string> = {};
-          if (b.resetsAt !== null) headers['retry-after'] = String(Math.max(1, Math.ceil((b.resetsAt - now.getTime()) / 1000)));
+          if (b.resetsAt !== null) headers['retry-after'] = String(Math.max(1, Math.ceil((b.resetsAt - Date.now()) / 1000)));
           throw UsageErrors.exceeded(`A ${b.type} budget that applies to this request is used up (${b.limit}${b.type === 'cost' ? ' USD' : ' tokens'}).`, { headers });
         }
         ctx.set('budgets', budgets);

@@ -27,10 +27,10 @@ import {
   budgetValkeyKey,
   costOf,
   governanceOf,
+  outputAllowance,
   type GatewayApp,
   type GatewayContext,
   type GovernanceClaim,
-  type ModelRoute,
   type PricingService,
 } from '../../core/index.js';
 import type { Budget } from './budgets.js';
@@ -166,17 +166,4 @@ function estimateTokens(ctx: GatewayContext, defaultMaxTokens: number): { prompt
   const body = ctx.body;
   if (route.kind !== 'model' || body === undefined) return undefined;
   return { prompt: Math.ceil((ctx.rawBody?.length ?? 0) / 4), output: outputAllowance(route.name, body, defaultMaxTokens) };
-}
-
-/** The output tokens a request may use: its own cap (times `n` choices) or the default (as rate-limit counts it). */
-function outputAllowance(route: ModelRoute, body: Record<string, unknown>, defaultMaxTokens: number): number {
-  if (route === 'embeddings' || route === 'moderations' || route === 'messages.count_tokens') return 0;
-  const cap = firstCount(body.max_completion_tokens, body.max_tokens, body.max_output_tokens) ?? defaultMaxTokens;
-  const n = route === 'responses' ? undefined : firstCount(body.n);
-  return cap * (n !== undefined && n > 1 ? n : 1);
-}
-
-function firstCount(...values: unknown[]): number | undefined {
-  for (const v of values) if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return Math.ceil(v);
-  return undefined;
 }
