@@ -6,6 +6,7 @@
 import type { Scenario } from '../lib/scenario.js';
 import { analytics } from './analytics.js';
 import { cacheHit } from './cache-hit.js';
+import { defaultPipeline } from './default-pipeline.js';
 import { dialects } from './dialects.js';
 import { distributed } from './distributed.js';
 import { eventLoop } from './event-loop.js';
@@ -17,4 +18,4 @@ import { memory } from './memory.js';
 import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
 
-export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, dialects, governance, distributed, cacheHit, eventLoop, analytics, logs, memory];
+export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, dialects, governance, defaultPipeline, distributed, cacheHit, eventLoop, analytics, logs, memory];
