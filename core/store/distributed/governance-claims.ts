@@ -57,21 +57,12 @@ export interface GovernanceClaim {
   fallback(): void | Promise<void>;
 }
 
-export interface ClaimVerdict {
-  /** The whole script took (every claim's counters). False: nothing was taken, by anyone. */
-  ok: boolean;
-  /** This claim's refusing counter (index in rates, or rates.length + index in budgets), or -1. */
-  failed: number;
-  retryAfterMs: number;
-  /** Valkey's clock (ms since epoch): a cell's state is its TAT against this. */
-  now: number;
-  /** This claim's cells' TATs (after the take, or as they stand when refused). */
-  tats: number[];
-  /** This claim's budgets' settled spend and reserved amount. */
-  budgets: Array<{ used: number; reserved: number }>;
-  /** Hand back to settle(): the reservation bucket. */
-  bucket: string;
-}
+/**
+ * The take's reply as one claim sees it: the same fields, sliced to this claim's counters
+ * (`failed` indexes this claim's rates, then its budgets; -1 when none of them refused, even if
+ * another claim's counter did and `ok` is false).
+ */
+export type ClaimVerdict = TakeReply;
 
 export interface GovernanceSeat {
   /** Adds this plugin's claim (or none) for the request; the last seat runs every claim at once. */
