@@ -15,7 +15,7 @@ import { open, type Key } from 'lmdb';
 import { startGateway, addWorkspace, tempDir, ADMIN_KEY, type StartedGateway, type Teardown } from './helpers/gateway.js';
 import { DEFAULT_WORKSPACE_SCOPES } from '../core/auth/scopes.js';
 import { createLogger } from '../core/logger.js';
-import type { LogDb, StoredLog } from '../plugins/logging/log-db.js';
+import { openLogDb, type LogDb, type StoredLog } from '../plugins/logging/log-db.js';
 import { INDEXED, LOG_INDEX_DB, openLogIndex, putLog, startBackfill, type IndexDb } from '../plugins/logging/log-index.js';
 import { newWalkState, queryLogs } from '../plugins/logging/log-query.js';
 import { sweep } from '../plugins/logging/retention.js';
@@ -84,7 +84,7 @@ async function seed(t: Teardown): Promise<Seeded> {
   const gw = await startGateway(t, { yaml: 'pipeline:\n  - logging: {flush_ms: 20}\n  - auth\n', env: { GATEWAY_ADMIN_KEY: ADMIN_KEY } });
   const teamA = addWorkspace(gw.store, 'team-a', DEFAULT_WORKSPACE_SCOPES);
   const teamB = addWorkspace(gw.store, 'team-b', DEFAULT_WORKSPACE_SCOPES);
-  const db = gw.store.root.openDB<StoredLog, string>({ name: 'logs' });
+  const db = openLogDb(gw.store.root);
   const idx = openLogIndex(gw.store);
   const base = Date.now() - 120_000;
   const all: StoredLog[] = [];
@@ -260,7 +260,7 @@ t.test('exports read through the indexes: the same records as the filter says', 
 
 t.test('retention removes index entries with their records', async (t) => {
   const root = open({ path: join(tempDir(), 'ret-idx.mdb') });
-  const db = root.openDB<StoredLog, string>({ name: 'logs' });
+  const db = openLogDb(root);
   const idx = root.openDB({ name: LOG_INDEX_DB }) as IndexDb;
   const now = Date.now();
   const old = [1, 2, 3].map((i) => rec(idAt(now - 40 * 86_400_000 + i, i), now - 40 * 86_400_000 + i, { model: 'old-model', workspace_id: 'ws-1' }));
@@ -281,7 +281,7 @@ t.test('retention removes index entries with their records', async (t) => {
 
 t.test('records written before the indexes are backfilled in slices, once', async (t) => {
   const root = open({ path: join(tempDir(), 'backfill.mdb') });
-  const db = root.openDB<StoredLog, string>({ name: 'logs' });
+  const db = openLogDb(root);
   const idx = root.openDB({ name: LOG_INDEX_DB }) as IndexDb;
   const base = Date.now() - 100_000;
   const before = Array.from({ length: 1200 }, (_, i) => rec(idAt(base + i, i), base + i, { model: i % 2 === 0 ? 'even' : 'odd' }));
@@ -304,7 +304,7 @@ t.test('records written before the indexes are backfilled in slices, once', asyn
 
 t.test('the walk is bounded: a filter matching nothing in a wide window stops with a cursor', async (t) => {
   const root = open({ path: join(tempDir(), 'bound.mdb') });
-  const db = root.openDB<StoredLog, string>({ name: 'logs' });
+  const db = openLogDb(root);
   const idx = root.openDB({ name: LOG_INDEX_DB }) as IndexDb;
   const base = Date.now() - 1_000_000;
   await Promise.all(Array.from({ length: 3000 }, (_, i) => putLog(db, idx, rec(idAt(base + i, i), base + i, { metadata: { n: String(i) } }))));

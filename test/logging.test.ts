@@ -19,7 +19,7 @@ import { uuidv7 } from '../core/store/ids.js';
 import { DEFAULT_WORKSPACE_SCOPES } from '../core/auth/scopes.js';
 import { definePlugin, type PluginDefinition } from '../core/index.js';
 import { standardPlugins } from '../plugins/index.js';
-import type { StoredLog } from '../plugins/logging/log-db.js';
+import { openLogDb, type StoredLog } from '../plugins/logging/log-db.js';
 import type { LogStatsService } from '../plugins/logging/stats.js';
 import { sweep } from '../plugins/logging/retention.js';
 import { idPrefix, scan, timeRange } from '../plugins/logging/scan.js';
@@ -76,7 +76,7 @@ interface Setup {
 const CHAT = { model: 'gpt-4o', messages: [{ role: 'user', content: 'log me' }] };
 
 function client(gw: Gateway, mock: MockUpstream, flushMs: number): Setup {
-  const db = gw.store.root.openDB<StoredLog, string>({ name: 'logs' });
+  const db = openLogDb(gw.store.root);
   return {
     gw,
     mock,

@@ -7,7 +7,7 @@ import t from 'tap';
 import { request } from 'undici';
 import { startGateway, startMock, direct, ADMIN_KEY } from './helpers/gateway.js';
 import { HTML_PAGE } from '../bench/mock/server.js';
-import type { StoredLog } from '../plugins/logging/log-db.js';
+import { openLogDb } from '../plugins/logging/log-db.js';
 
 const PIPELINE = 'pipeline:\n  - logging: {flush_ms: 20}\n  - metrics\n  - auth\n';
 const CHAT = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
@@ -36,7 +36,7 @@ t.test('html answer on a model route: forwarded unchanged, logged upstream_inval
   const good = await chat('');
   t.equal(good.status, 200);
 
-  const db = gw.store.root.openDB<StoredLog, string>({ name: 'logs' });
+  const db = openLogDb(gw.store.root);
   // The first estimate starts the token counter, so records may take a moment to be written.
   for (let i = 0; i < 100 && (db.get(html.id) === undefined || db.get(good.id) === undefined); i++) {
     await sleep(50);

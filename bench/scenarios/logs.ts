@@ -103,7 +103,7 @@ function record(i: number, n: number, start: number): StoredLog {
 async function seed(dir: string, n: number, log: (line: string) => void): Promise<{ seeded: number; ms: number }> {
   const store = openStore({ dir, log: createLogger({ level: 'warn' }), env: { GATEWAY_MASTER_KEY: MASTER_KEY } });
   try {
-    const db = openLogDb(store);
+    const db = openLogDb(store.root);
     const idx = openLogIndex(store);
     const have = (db.getStats() as { entryCount?: number }).entryCount ?? 0;
     if (have >= n) {

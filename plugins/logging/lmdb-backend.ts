@@ -30,7 +30,7 @@ export interface BackendOptions<P> {
 }
 
 export function openLmdbBackend<P>(store: Store, options: BackendOptions<P>): LogBackend<P> {
-  const db = openLogDb(store);
+  const db = openLogDb(store.root);
   const idx = openLogIndex(store);
   const backfill = startBackfill(db, idx, options.log);
   const writer = createLogWriter<P>(db, idx, {
