@@ -12,7 +12,8 @@ import { begin, record, resetBreakers, DEFAULT_BREAKER } from '../core/router/br
 import { createRequestMetrics } from '../plugins/metrics/instruments.js';
 import { LabelSets } from '../plugins/metrics/label-sets.js';
 import { renderExposition } from '../plugins/metrics/exposition.js';
-import { Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { CounterFamily, HistogramFamily } from '../plugins/metrics/series.js';
 
 // ── A parser for the text exposition format 0.0.4 ─────────────────────────────────────────────
 
@@ -285,4 +286,27 @@ t.test('stream overhead: time to first byte minus upstream, not the whole stream
   t.equal(value(samples, 'gateway_overhead_duration_seconds_bucket', { le: '0.00025' }), 1, '0.2 ms');
   t.equal(value(samples, 'gateway_time_to_first_byte_seconds_bucket', { le: '0.5' }), 1);
   t.equal(value(samples, 'gateway_request_duration_seconds_bucket', { le: '5' }), 0, 'the total is still the whole stream');
+});
+
+t.test('series render exactly as prom-client renders the same observations', async (t) => {
+  const ours = new Registry();
+  const theirs = new Registry();
+  const buckets = [0.001, 0.01, 0.1, 1];
+  const h = new HistogramFamily({ name: 'h_seconds', help: 'A histogram.', labelNames: ['route'], buckets, registers: [ours] });
+  const ph = new Histogram({ name: 'h_seconds', help: 'A histogram.', labelNames: ['route'], buckets, registers: [theirs] });
+  const c = new CounterFamily({ name: 'c_total', help: 'A counter.', labelNames: ['route', 'status'], registers: [ours] });
+  const pc = new Counter({ name: 'c_total', help: 'A counter.', labelNames: ['route', 'status'], registers: [theirs] });
+  // Values on the bounds (le is inclusive), between them, above the last, and zero.
+  const values = [0, 0.001, 0.0015, 0.01, 0.5, 1, 7, 0.0001];
+  for (const [i, v] of values.entries()) {
+    const route = i % 2 === 0 ? 'chat.completions' : 'embeddings';
+    h.observe(h.cell({ route }), v);
+    ph.observe({ route }, v);
+    c.cell({ route, status: String(200 + (i % 3)) }).value += i;
+    pc.inc({ route, status: String(200 + (i % 3)) }, i);
+  }
+  t.equal(await ours.metrics(), await theirs.metrics(), 'the same text, line for line');
+  ours.resetMetrics();
+  theirs.resetMetrics();
+  t.match(await ours.metrics(), /h_seconds_count\{route="embeddings"\} 0/, 'reset zeroes the cells');
 });

@@ -60,7 +60,8 @@ export function openLogDb(root: RootDatabase): LogDb {
         void shapes.put(SHAPES_KEY, structures);
         return undefined;
       }),
-    shouldShareStructure: (keys) => keys.some((k) => SHARED_SHAPES.has(k)),
+    // An empty object (no metadata, the usual case) is one more of the gateway's own shapes.
+    shouldShareStructure: (keys) => keys.length === 0 || keys.some((k) => SHARED_SHAPES.has(k)),
     // The encoder writes into lmdb's reused buffers: embedded buffers must be copied.
     copyBuffers: true,
   };

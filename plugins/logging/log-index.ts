@@ -60,18 +60,24 @@ export function indexTerms(r: StoredLog): Array<[IndexField, string]> {
 /** The index value of a filter value: what {@link indexTerms} stored for it. */
 export const indexValue = (value: string): string => value.slice(0, MAX_VALUE);
 
-/** A record and its index entries, queued in one turn: LMDB commits them as one transaction. */
+/**
+ * A record and its index entries, queued in one turn: LMDB commits them as one transaction.
+ * Resolves true once committed, false when any part could not be written (the first failure goes
+ * to `onError`); never rejects. lmdb-js gives every unconditional write of one transaction the
+ * same promise, so this settles one promise (two when the transaction filled up in between)
+ * rather than one per entry: the writer calls it for every request.
+ */
 export function putLog(db: LogDb, idx: IndexDb, r: StoredLog, onError?: (err: unknown) => void): Promise<boolean> {
-  // Each put settles quietly (a full store fails them all; see quietWrite): the result is false
-  // when any part of the record could not be written, and the first failure goes to `onError`.
+  const first = db.put(r.id, r);
+  let last = first;
+  for (const [field, value] of indexTerms(r)) last = idx.put([field, indexValue(value), r.id], r.workspace_id);
+  if (last === first) return quietWrite(first, onError);
   let reported = false;
   const report = (err: unknown): void => {
     if (!reported) onError?.(err);
     reported = true;
   };
-  const writes: Array<Promise<boolean>> = [quietWrite(db.put(r.id, r), report)];
-  for (const [field, value] of indexTerms(r)) writes.push(quietWrite(idx.put([field, indexValue(value), r.id], r.workspace_id), report));
-  return Promise.all(writes).then((oks) => oks.every(Boolean));
+  return Promise.all([quietWrite(first, report), quietWrite(last, report)]).then(([a, b]) => a && b);
 }
 
 /** Removes a record and its index entries (same transaction, as for {@link putLog}). */
