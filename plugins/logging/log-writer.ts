@@ -10,12 +10,20 @@
  * gateway keeps serving with bounded memory rather than queueing without limit or blocking.
  * A full store (its size limit reached, or the disk full) drops the batch the same way, counted;
  * writing resumes by itself once retention or deletes made room.
+ * A batch is encoded and queued for LMDB a slice at a time (SLICE records per event-loop turn):
+ * the requests in flight never wait behind a whole batch's encoding (a 200 ms batch at 2k req/s
+ * is 400 records), and each slice commits as its own transaction. Flushes run one after another.
  * `close()` writes what is left and waits for it to be durable.
  */
 import type { Logger } from '../../core/index.js';
 import type { LogDb, StoredLog } from './log-db.js';
 import { putLog, type IndexDb } from './log-index.js';
 import { logStats } from './stats.js';
+
+/** Records encoded per event-loop turn during a flush. */
+const SLICE = 32;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export interface LogWriterOptions<P> {
   queueMax: number;
@@ -41,10 +49,17 @@ export function createLogWriter<P>(db: LogDb, idx: IndexDb, options: LogWriterOp
   let queue: P[] = [];
   let closed = false;
   let full = false;
+  /** The flush in progress: the next one starts after it (a sliced flush spans several turns). */
+  let running: Promise<void> = Promise.resolve();
   const timer = setInterval(() => void flush(), options.flushMs);
   timer.unref();
 
-  async function flush(): Promise<void> {
+  function flush(): Promise<void> {
+    running = running.then(writeQueue).catch((err: unknown) => options.log.error('log flush failed', { err }));
+    return running;
+  }
+
+  async function writeQueue(): Promise<void> {
     if (queue.length === 0) return;
     const batch = queue;
     queue = [];
@@ -57,10 +72,12 @@ export function createLogWriter<P>(db: LogDb, idx: IndexDb, options: LogWriterOp
     }
     if (full) options.log.info('store has room again: log records are written', { dropped: logStats.dropped });
     full = false;
-    // Puts issued in one turn are committed by LMDB as one write transaction.
+    // Puts issued in one turn (a slice) are committed by LMDB as one write transaction.
     const writes: Array<Promise<boolean>> = [];
     const failures: unknown[] = [];
-    for (const entry of batch) {
+    for (let i = 0; i < batch.length; i++) {
+      if (i > 0 && i % SLICE === 0) await nextTurn();
+      const entry = batch[i]!;
       try {
         const record = options.finish(entry);
         writes.push(putLog(db, idx, record, (err) => failures.push(err)));
