@@ -44,6 +44,9 @@ const DRAIN = 1;
 const WAIT = 2;
 const HEAD = 4;
 
+/** The empty inbox, shared: most responses never queue an event (replaced before a push). */
+const NONE: SseEvent[] = [];
+
 /** A streamed reply body: a Readable, an async generator, any async iterable of chunks. */
 export function isStreamBody(body: unknown): body is AsyncIterable<Buffer | string> {
   return typeof body === 'object' && body !== null && !Buffer.isBuffer(body) && typeof (body as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function';
@@ -153,8 +156,8 @@ export class ResponseSequencer {
   #busy = 0;
   #waits = 0;
   /** Events read while a wait holds the flow, not yet shown to any hook. */
-  #inbox: SseEvent[] = [];
-  #deferred: Array<{ events: SseEvent[]; from: number }> = [];
+  #inbox: SseEvent[] = NONE;
+  #deferred: Array<{ events: SseEvent[]; from: number }> | undefined;
   /** Serialized events of this turn, written once. */
   #text = '';
   /** The source ended while a wait held the flow: the end runs when it is over. */
@@ -348,6 +351,7 @@ export class ResponseSequencer {
     }
     if (this.#stages === undefined) this.#stages = defs.map((def, i) => new Stage(this, i, def));
     if (this.#waits > 0) {
+      if (this.#inbox === NONE) this.#inbox = [];
       for (const e of events) this.#inbox.push(e);
       return;
     }
@@ -355,6 +359,7 @@ export class ResponseSequencer {
       this.#flow(events[k]!, 0);
       if (this.#closed) return;
       if (this.#waits > 0) {
+        if (this.#inbox === NONE) this.#inbox = [];
         for (let j = k + 1; j < events.length; j++) this.#inbox.push(events[j]!);
         break;
       }
@@ -399,12 +404,12 @@ export class ResponseSequencer {
       batch = next;
     }
     for (const ev of batch) this.#text += serializeSse(ev);
-    if (this.#busy === 0 && this.#deferred.length > 0) this.#runDeferred();
+    if (this.#busy === 0 && this.#deferred !== undefined) this.#runDeferred();
   }
 
   #runDeferred(): void {
-    const deferred = this.#deferred;
-    this.#deferred = [];
+    const deferred = this.#deferred!;
+    this.#deferred = undefined;
     for (const d of deferred) for (const e of d.events) this.#flow(e, d.from);
   }
 
@@ -423,7 +428,7 @@ export class ResponseSequencer {
       return;
     }
     if (this.#busy > 0) {
-      this.#deferred.push({ events, from: stage.at + 1 });
+      (this.#deferred ??= []).push({ events, from: stage.at + 1 });
       return;
     }
     for (const e of events) this.#flow(e, stage.at + 1);
@@ -451,7 +456,7 @@ export class ResponseSequencer {
     const inbox = this.#inbox;
     let k = 0;
     while (k < inbox.length && this.#waits === 0 && !this.#closed) this.#flow(inbox[k++]!, 0);
-    this.#inbox = k === inbox.length ? [] : inbox.slice(k);
+    this.#inbox = k === inbox.length ? NONE : inbox.slice(k);
     if (this.#closed) return;
     this.#flush();
     if (this.#waits > 0) return;
@@ -525,8 +530,8 @@ export class ResponseSequencer {
   failEvents(error: GatewayError): void {
     if (this.#closed) return;
     this.#flush();
-    this.#inbox = [];
-    this.#deferred = [];
+    this.#inbox = NONE;
+    this.#deferred = undefined;
     if (this.#stages !== undefined) for (const s of this.#stages) s.held = [];
     this.#closed = true;
     this.#ctx.streamError = error;
