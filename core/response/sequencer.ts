@@ -145,7 +145,6 @@ export class ResponseSequencer {
   readonly #limit: number;
   /** Routing headers go on the head (a proxied answer, a cache hit). */
   readonly #proxied: boolean;
-  #replaced = false;
   #finished = false;
   #closed = false;
   #source: FlowSource | undefined;
@@ -197,7 +196,7 @@ export class ResponseSequencer {
   }
 
   #verdict(stop: Stop | undefined): Reply | undefined {
-    if (stop === undefined || this.#replaced) return undefined;
+    if (stop === undefined) return undefined;
     return stop.reply ?? errorReply(this.#ctx, stop.error!);
   }
 
@@ -231,11 +230,11 @@ export class ResponseSequencer {
    * hooks once more, but nothing replaces it again.
    */
   async replace(reply: Reply): Promise<void> {
-    this.#replaced = true;
     const { body, headers } = encode(reply);
     const head: ResponseHead = { status: reply.status, headers, sse: false };
-    const seen = this.head(head);
-    if (isPromise(seen)) await seen;
+    // Every hook sees the head that goes out; what they return no longer replaces it.
+    const ctx = this.#ctx;
+    await runObservers(upTo(this.#rt.pipeline.onResponseHeaders, this.#limit), ctx, (fn) => fn(ctx, head));
     return this.#send(head, reply.body, body);
   }
 
@@ -492,15 +491,9 @@ export class ResponseSequencer {
         const out: SseEvent[] = [];
         stage.out = out;
         this.#busy++;
+        let result: unknown;
         try {
-          const r = end(ctx, stage);
-          if (isPromise(r)) {
-            // While it settles, its releases go out at once (nothing else is flowing).
-            stage.out = undefined;
-            this.#busy--;
-            await r;
-            this.#busy++;
-          }
+          result = end(ctx, stage);
         } catch (err) {
           ctx.log.error('plugin hook failed', { plugin: stage.def.plugin, err });
         }
@@ -508,12 +501,22 @@ export class ResponseSequencer {
         stage.out = undefined;
         if (this.#closed) return;
         for (const e of out) this.#flow(e, i + 1);
+        if (isPromise(result)) {
+          // While it settles, its releases go out at once (nothing else is flowing).
+          try {
+            await result;
+          } catch (err) {
+            ctx.log.error('plugin hook failed', { plugin: stage.def.plugin, err });
+          }
+          if (this.#closed) return;
+        }
       }
       if (stage.held.length > 0) {
         const held = stage.held;
         stage.held = [];
         for (const e of held) this.#flow(e, i + 1);
       }
+      this.#flush();
       if (this.#waits > 0) await new Promise<void>((resolve) => (this.#endPending = resolve));
       if (this.#closed) return;
     }
@@ -521,6 +524,7 @@ export class ResponseSequencer {
   }
 
   #close(): void {
+    if (this.#deferred !== undefined) this.#runDeferred();
     this.#flush();
     this.#closed = true;
     if (this.#out.writable) this.#out.end();
