@@ -60,8 +60,10 @@ export async function runAttempt(rt: Runtime, ctx: GatewayContext, out: Response
   }
   if (ctx.aborted) return SENT;
   // Signed last: the signature covers the call exactly as it goes out.
-  const unsigned = await signCall(built, ctx);
-  if (unsigned !== undefined) return { kind: 'failed', error: unsigned };
+  if (built.adapter.sign !== undefined) {
+    const unsigned = await signCall(built, ctx);
+    if (unsigned !== undefined) return { kind: 'failed', error: unsigned };
+  }
 
   const timeout = target.requestTimeout ?? rt.config.upstream.request_timeout;
   return new Promise<AttemptResult>((resolve) => {

@@ -71,10 +71,6 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, FlowSource {
     this.#offAbort?.();
   }
 
-  get paused(): boolean {
-    return this.#controller?.paused === true;
-  }
-
   pause(): void {
     this.#controller?.pause();
   }
