@@ -10,6 +10,7 @@ export type {
   RouteDefinition,
   ResponseHead,
   UpstreamAttempt,
+  EventStream,
   Step,
   MaybePromise,
 } from './plugin.js';

@@ -37,12 +37,34 @@ export interface Pipeline {
   /** Response-direction lists are stored already reversed. */
   readonly onResponseHeaders: Entries<'onResponseHeaders'>;
   readonly onResponseChunk: Entries<'onResponseChunk'>;
+  /** The event stages of a stream, reverse order: each `onResponseChunk` with its plugin's `onResponseStreamEnd`. */
+  readonly eventStages: ReadonlyArray<EventStage> | null;
   readonly onResponseBody: Entries<'onResponseBody'>;
   readonly onResponseEnd: Entries<'onResponseEnd'>;
   readonly onDone: Entries<'onDone'>;
   readonly routes: ReadonlyArray<{ plugin: string; route: RouteDefinition }>;
   /** Some plugin reads `ctx.usage`: answers are metered. */
   readonly metering: boolean;
+}
+
+/** One plugin's place in the SSE event flow (built once at boot). */
+export interface EventStage {
+  plugin: string;
+  index: number;
+  chunk: HookFn<'onResponseChunk'>;
+  end: HookFn<'onResponseStreamEnd'> | undefined;
+}
+
+function eventStages(plugins: ReadonlyArray<LoadedPlugin>): ReadonlyArray<EventStage> | null {
+  const stages: EventStage[] = [];
+  for (const p of plugins) {
+    const chunk = p.hooks.onResponseChunk;
+    if (typeof chunk !== 'function') continue;
+    const end = p.hooks.onResponseStreamEnd;
+    stages.push({ plugin: p.name, index: p.index, chunk: chunk.bind(p.hooks), end: typeof end === 'function' ? end.bind(p.hooks) : undefined });
+  }
+  stages.reverse();
+  return stages.length > 0 ? Object.freeze(stages) : null;
 }
 
 function collect<K extends HookName>(plugins: ReadonlyArray<LoadedPlugin>, key: K, reverse: boolean): Entries<K> {
@@ -67,6 +89,7 @@ export function buildPipeline(plugins: ReadonlyArray<LoadedPlugin>): Pipeline {
     onUpstreamResponse: collect(plugins, 'onUpstreamResponse', false),
     onResponseHeaders: collect(plugins, 'onResponseHeaders', true),
     onResponseChunk: collect(plugins, 'onResponseChunk', true),
+    eventStages: eventStages(plugins),
     onResponseBody: collect(plugins, 'onResponseBody', true),
     onResponseEnd: collect(plugins, 'onResponseEnd', true),
     onDone: collect(plugins, 'onDone', false),

@@ -10,6 +10,23 @@
  *   response ◀─ onResponseHeaders ◀─ onResponseChunk / onResponseBody ◀─ onResponseEnd ◀─┘
  *               REVERSE YAML order, so the first plugin sees the final outcome
  *   then     ── onDone (every plugin, always; errors logged, never sent)
+ *
+ * The response phase runs in one place for every answer (a plugin's reply, a gateway error, a
+ * proxied upstream answer): core/response/sequencer.ts.
+ *
+ * Streams: `onResponseChunk` sees each SSE event and gets an {@link EventStream} handle that can
+ * also HOLD events back and release them later (rewritten, or in another number), PAUSE the
+ * stream while an async check runs, and END it with an error event, without the stream being
+ * buffered as a whole. A guardrail that checks every 3 events:
+ *
+ *   onResponseChunk(ctx, event, stream) {
+ *     stream.hold(event);                           // not passed on (yet)
+ *     if (stream.held.length < 3) return null;
+ *     const batch = stream.held.slice();
+ *     stream.wait(check(batch).then((ok) => (ok ? stream.release() : stream.fail(Denied()))));
+ *     return null;
+ *   },
+ *   onResponseStreamEnd(ctx, stream) { return check(stream.held).then(...) },
  */
 import type { GatewayContext, Outcome } from './context.js';
 import type { Reply } from './reply.js';
@@ -17,6 +34,7 @@ import type { Logger } from './logger.js';
 import type { GatewayConfig } from './config/types.js';
 import type { Target } from './router/types.js';
 import type { SseEvent } from './sse/sse-parser.js';
+import type { GatewayError } from './errors.js';
 import type { ProviderAdapter } from './providers/types.js';
 import type { Store } from './store/store.js';
 import type { TokenCounter } from './workers/types.js';
@@ -42,6 +60,50 @@ export interface ResponseHead {
   headers: Record<string, string | string[]>;
   /** True for `text/event-stream` responses. */
   readonly sse: boolean;
+}
+
+/**
+ * One plugin's handle on one streamed response (third argument of `onResponseChunk`, argument of
+ * `onResponseStreamEnd`; the same object for the whole stream, so per-stream state can hang off
+ * the plugin's own WeakMap keyed by it, or just live in `held`).
+ *
+ * Order: events reach the client in the order each plugin passes them on. What a plugin passes on
+ * (its return value, or `release`) goes through the plugins before it in YAML order (the response
+ * direction), then out. Nothing is buffered unless a plugin holds it.
+ *
+ * Backpressure: a slow client pauses the upstream as usual; `wait` pauses it too, and events
+ * already read from the upstream wait unseen until the work settles, so memory stays bounded.
+ */
+export interface EventStream {
+  /** The events this plugin holds, oldest first. */
+  readonly held: ReadonlyArray<SseEvent>;
+  /** True once the response is over (ended, failed, or the client left): nothing more goes out. */
+  readonly closed: boolean;
+  /**
+   * Holds events back: they are not passed on until {@link release}. Returns `null`, so a hook can
+   * `return stream.hold(event)`. A hook that holds the event it was given and returns nothing has
+   * dropped it from the flow (it is held, not passed on twice).
+   */
+  hold(...events: SseEvent[]): null;
+  /**
+   * Passes the held events on (or `replacement` in their place) and empties the hold. Inside the
+   * hook they go before what the hook returns; outside it (after an async check) they go out at
+   * once. Ignored once the stream is closed.
+   */
+  release(replacement?: SseEvent[]): void;
+  /**
+   * Pauses the stream until `work` settles: no further event reaches any `onResponseChunk` (the
+   * upstream is paused), then the flow resumes in order. A rejected `work` ends the stream with an
+   * error event (a GatewayError keeps its code; anything else is `plugin_error`): a check that
+   * cannot run fails closed.
+   */
+  wait(work: Promise<unknown>): void;
+  /**
+   * Ends the response now with an SSE `event: error` carrying `error` (e.g. a guardrail denial
+   * mid-stream): events still held by any plugin are dropped, the upstream is cancelled,
+   * `ctx.streamError` is set, and `onResponseEnd` still runs.
+   */
+  fail(error: GatewayError): void;
 }
 
 /** A route a plugin contributes (admin APIs, custom endpoints). Matched before pass-through. */
@@ -70,11 +132,20 @@ export interface PluginHooks {
   /** Before the response head is written; reverse order. A reply replaces the response. */
   onResponseHeaders?(ctx: GatewayContext, head: ResponseHead): MaybePromise<Step>;
   /**
-   * Each SSE event of a streamed response, reverse order, synchronous (it sits on the streaming
-   * path). Return the event (possibly edited), `null` to drop it, an array to fan out, or nothing
-   * to keep it as is. SSE parsing only happens when some plugin has this hook.
+   * Each SSE event of a streamed upstream answer, reverse order, synchronous (it sits on the
+   * streaming path). Return the event (possibly edited), `null` to drop it, an array to fan out,
+   * or nothing to keep it as is. `stream` holds events back, pauses for async work and ends the
+   * stream with an error (see {@link EventStream}). Comments (`: ping`) are transport and are not
+   * shown. SSE parsing only happens when some plugin has this hook.
    */
-  onResponseChunk?(ctx: GatewayContext, event: SseEvent): SseEvent | SseEvent[] | null | void;
+  onResponseChunk?(ctx: GatewayContext, event: SseEvent, stream: EventStream): SseEvent | SseEvent[] | null | void;
+  /**
+   * The upstream stream ended and every event went through `onResponseChunk` (reverse order,
+   * each plugin after the ones behind it released theirs): the last chance to release, rewrite or
+   * fail what this plugin holds. Whatever it still holds afterwards is passed on as it is. Runs
+   * only for plugins that also have `onResponseChunk`.
+   */
+  onResponseStreamEnd?(ctx: GatewayContext, stream: EventStream): MaybePromise<void>;
   /** The whole body of a non-SSE response, after it was sent (observation: usage, caching). */
   onResponseBody?(ctx: GatewayContext, body: Buffer): void;
   /** After the last byte of the response was written; reverse order. */

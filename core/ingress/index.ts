@@ -21,3 +21,17 @@ export const INGRESS_ROUTES: ReadonlyMap<ModelRoute, IngressRoute> = new Map<Mod
   ['messages', { dialect: anthropicIngress, kind: 'generate' }],
   ['messages.count_tokens', { dialect: anthropicIngress, kind: 'count' }],
 ]);
+
+/** The ingress translation a call on `route` needs (to a target that does not speak its dialect), if any. */
+export function ingressRoute(route: ModelRoute | undefined): IngressRoute | undefined {
+  if (route === undefined) return undefined;
+  const entry = INGRESS_ROUTES.get(route);
+  return entry?.kind === 'generate' ? entry : undefined;
+}
+
+/** True when the gateway answers a call on `route` itself (to a target that does not speak its dialect). */
+export function answeredLocally(route: ModelRoute | undefined): boolean {
+  return route !== undefined && INGRESS_ROUTES.get(route)?.kind === 'count';
+}
+
+export { countLocally } from './count.js';

@@ -147,17 +147,6 @@ async function answerLast(rt: Runtime, ctx: GatewayContext, out: ResponseWriter,
   headers['x-gateway-error-source'] = 'upstream';
   delete headers['content-length'];
   ctx.source = 'upstream';
-  if (out.pinged) {
-    // The head already went out as an event stream: the upstream's error becomes the error event.
-    let error: Record<string, unknown>;
-    try {
-      error = JSON.parse(last.body.toString('utf8')) as Record<string, unknown>;
-    } catch {
-      error = { error: { message: last.body.toString('utf8').slice(0, 2000), type: 'upstream_error', param: null, code: null } };
-    }
-    ctx.streamError = Errors.upstreamStreamFailed(`The upstream answered ${last.status}.`);
-    out.failStream(error, true);
-    return;
-  }
+  // After pings the head is already out: the sequencer turns the answer into the error event.
   await sendReply(rt, ctx, out, reply(last.status, last.body, headers), { limit: ALL_PLUGINS, proxied: true });
 }
