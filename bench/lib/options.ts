@@ -18,6 +18,8 @@ export interface BenchOptions {
   pin: boolean;
   /** Where the JSON results go. */
   out: string;
+  /** Minutes of the opt-in soak scenario. */
+  soakMinutes: number;
 }
 
 export const USAGE = `Usage: node dist/bench/run.js [options]
@@ -27,11 +29,13 @@ export const USAGE = `Usage: node dist/bench/run.js [options]
   --connections N  connections for the throughput scenario (default 32)
   --streams N      streamed requests per target per round (default 20)
   --only a,b       run only these scenarios (throughput, latency-c1, streaming, h2c, dialects,
-                   governance, cache-hit, event-loop, memory)
+                   governance, default-pipeline, distributed, cache-hit, event-loop,
+                   analytics, logs, memory; soak runs only when named)
   --quick          duration 3, warmup 1, rounds 1, streams 10: a fast smoke run
   --profile        run the gateway with --cpu-prof and print its top self-time functions
   --no-pin         do not pin processes to CPUs
   --out FILE       results file (default bench/results/latest.json)
+  --soak-minutes N minutes of the opt-in soak scenario (--only soak; default 10)
 `;
 
 function positive(name: string, text: string, integer: boolean): number {
@@ -54,6 +58,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       profile: { type: 'boolean', default: false },
       'no-pin': { type: 'boolean', default: false },
       out: { type: 'string' },
+      'soak-minutes': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -70,5 +75,6 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     profile: values.profile,
     pin: !values['no-pin'],
     out: values.out ?? 'bench/results/latest.json',
+    soakMinutes: positive('soak-minutes', values['soak-minutes'] ?? '10', true),
   };
 }

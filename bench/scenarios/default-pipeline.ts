@@ -15,7 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { startGatewayProcess } from '../lib/gateway-process.js';
 import { addedLatency, endpointRounds, errorNotes, type LoadEndpoint } from '../lib/load-rounds.js';
-import type { Scenario } from '../lib/scenario.js';
+import type { BenchContext, Scenario } from '../lib/scenario.js';
+import type { Service } from '../lib/processes.js';
+import type { BenchRequest } from '../lib/targets.js';
 import { sendOnce } from '../lib/send-once.js';
 import { median, round } from '../lib/stats.js';
 import { fmt, fmtDelta } from '../lib/table.js';
@@ -36,6 +38,29 @@ function shippedPipeline(): string {
   return JSON.stringify(doc.pipeline);
 }
 
+/**
+ * A gateway process on the shipped pipeline, probed once: its process, the pipeline text and the
+ * plain gateway's direct-mode request with the admin key `auth` asks for.
+ */
+export async function startDefaultPipeline(ctx: BenchContext, base: BenchRequest): Promise<{ gateway: Service; pipeline: string; request: BenchRequest }> {
+  const adminKey = `gw-bench-${randomBytes(24).toString('hex')}`;
+  const pipeline = shippedPipeline();
+  const gateway = await startGatewayProcess({
+    pinning: ctx.pinning,
+    name: 'default-pipeline gateway',
+    dir: runTempDir('default-pipeline'),
+    pipeline,
+    env: { GATEWAY_ADMIN_KEY: adminKey, GATEWAY_MASTER_KEY: randomBytes(32).toString('hex') },
+  });
+  const request = { ...base, headers: { ...base.headers, 'x-gateway-api-key': adminKey } };
+  const probe = await sendOnce(gateway.url, request);
+  if (probe.status !== 200) {
+    await gateway.stop();
+    throw new Error(`default-pipeline probe answered ${probe.status}: ${probe.text.slice(0, 300)}`);
+  }
+  return { gateway, pipeline, request };
+}
+
 export const defaultPipeline: Scenario = {
   name: 'default-pipeline',
   isolates: 'the shipped config/gateway.yaml pipeline (every standard plugin, logging every request) against the bare proxy',
@@ -43,22 +68,8 @@ export const defaultPipeline: Scenario = {
     const tool = ctx.tools.load;
     if (tool === null) return { name: this.name, isolates: this.isolates, skipped: 'no HTTP/1.1 load tool', notes: [], checks: [], data: null };
     const [direct, bare, plain] = ctx.targets;
-    const adminKey = `gw-bench-${randomBytes(24).toString('hex')}`;
-    const pipeline = shippedPipeline();
-    const gateway = await startGatewayProcess({
-      pinning: ctx.pinning,
-      name: 'default-pipeline gateway',
-      dir: runTempDir('default-pipeline'),
-      pipeline,
-      env: { GATEWAY_ADMIN_KEY: adminKey, GATEWAY_MASTER_KEY: randomBytes(32).toString('hex') },
-    });
+    const { gateway, pipeline, request } = await startDefaultPipeline(ctx, plain!.chatRequest());
     try {
-      // The plain gateway's direct-mode request, plus the admin key that `auth` asks for.
-      const base = plain!.chatRequest();
-      const request = { ...base, headers: { ...base.headers, 'x-gateway-api-key': adminKey } };
-      const probe = await sendOnce(gateway.url, request);
-      if (probe.status !== 200) throw new Error(`default-pipeline probe answered ${probe.status}: ${probe.text.slice(0, 300)}`);
-
       const c = ctx.options.connections;
       const endpoints: Array<LoadEndpoint<Name>> = [
         { name: 'direct', origin: direct!.origin, request: direct!.chatRequest() },

@@ -15,7 +15,8 @@ import { h2c } from './h2c.js';
 import { latencyC1 } from './latency-c1.js';
 import { logs } from './logs.js';
 import { memory } from './memory.js';
+import { soak } from './soak.js';
 import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
 
-export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, dialects, governance, defaultPipeline, distributed, cacheHit, eventLoop, analytics, logs, memory];
+export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, dialects, governance, defaultPipeline, distributed, cacheHit, eventLoop, analytics, logs, soak, memory];
