@@ -118,8 +118,9 @@ export default definePlugin<Options>({
       const list = activePolicies();
       return [...(list.length > 0 ? policyBudgets(list, ctx, ws, now) : []), ...entityBudgets(store, ctx, ws, now)];
     }
+    const local = createLocalBudgets(ledger, reservations);
     if (app.store.distributed !== undefined) {
-      const shared = createSharedBudgets(app, ledger, reservations);
+      const shared = createSharedBudgets(app, ledger, reservations, local);
       return {
         meterUsage: true,
         onRequestBody(ctx) {
@@ -139,7 +140,6 @@ export default definePlugin<Options>({
       };
     }
 
-    const local = createLocalBudgets(ledger, reservations);
     return {
       meterUsage: true,
       onRequestBody(ctx) {

@@ -18,7 +18,6 @@ type Entity = Records.PolicyUsageEntity;
 
 export interface Ledger {
   spent(b: Budget): number;
-  exhausted(b: Budget): boolean;
   /** The stored counter is marked exhausted (it ran out, here or in another process). */
   marked(b: Budget): boolean;
   charge(b: Budget, amount: number): void;
@@ -78,10 +77,6 @@ export function createLedger(store: Store, flushMs: number, onAlert: (alert: Rec
     // last committed charge, and between flushes a check costs one version read, not a decode.
     spent(b) {
       return (store.c.policyUsage.cached(b.counterId)?.current_usage ?? 0) + (pending.get(b.counterId)?.delta ?? 0);
-    },
-    exhausted(b) {
-      const stored = store.c.policyUsage.cached(b.counterId);
-      return stored?.status === 'exhausted' || (stored?.current_usage ?? 0) + (pending.get(b.counterId)?.delta ?? 0) >= b.limit;
     },
     marked(b) {
       return store.c.policyUsage.cached(b.counterId)?.status === 'exhausted';

@@ -24,7 +24,8 @@
  * up to the headroom it sees, so the bound becomes `limit + (W − 1) × headroom + Σ max(0, real −
  * reserved) + what the other processes charged in their last flush interval` (headroom: the
  * limit minus the settled spend when the burst began; at most the limit). Distributed mode keeps
- * the one-process bound across every process and host.
+ * the one-process bound across every process and host; while Valkey is away under
+ * `store.redis.budgets: fail_open`, a host falls back to these local reservations (shared.ts).
  */
 import type { GatewayContext } from '../../core/index.js';
 import type { Budget } from './budgets.js';

@@ -18,13 +18,14 @@
  * was under-estimated.
  *
  * Valkey unreachable: store.redis.budgets = fail_closed (default) ─▶ 503 shared_state_unavailable;
- * fail_open ─▶ this host checks its mirror of the totals (the ledger) and charges locally, then
- * pushes what it charged to Valkey once Valkey answers again.
+ * fail_open ─▶ this host reserves and settles against its mirror of the totals (the ledger), as
+ * embedded mode does (local.ts), then pushes what it charged to Valkey once Valkey answers again.
  */
 import { budgetValkeyKey, governanceOf, type GatewayApp, type GatewayContext, type GovernanceClaim } from '../../core/index.js';
 import type { Budget } from './budgets.js';
 import type { Ledger } from './ledger.js';
 import type { Reservations } from './reserve.js';
+import type { LocalBudgets } from './local.js';
 import { budgetExceeded as exceeded } from './errors.js';
 
 /** A periodic budget's counter outlives its period by this much (admin reads of last month). */
@@ -53,7 +54,7 @@ export interface SharedBudgets {
   flush(): Promise<void>;
 }
 
-export function createSharedBudgets(app: GatewayApp, ledger: Ledger, reservations: Reservations): SharedBudgets {
+export function createSharedBudgets(app: GatewayApp, ledger: Ledger, reservations: Reservations, local: LocalBudgets): SharedBudgets {
   const governance = governanceOf(app);
   const seat = governance.join('budgets');
   const d = app.store.distributed!;
@@ -83,7 +84,8 @@ export function createSharedBudgets(app: GatewayApp, ledger: Ledger, reservation
           if (v.ok) ctx.set('budgetReservation', { budgets, reserved, bucket: v.bucket });
         },
         fallback() {
-          for (const b of budgets) if (ledger.exhausted(b)) throw exceeded(b);
+          // This host reserves against its mirror of the totals, as in embedded mode.
+          local.check(ctx, budgets);
           ctx.set('budgetReservation', { budgets, reserved, bucket: undefined });
         },
       };
@@ -97,10 +99,10 @@ export function createSharedBudgets(app: GatewayApp, ledger: Ledger, reservation
       if (r === undefined) return;
       const amounts = r.budgets.map((b) => reservations.spent(ctx, b));
       if (r.bucket === undefined) {
+        local.settle(ctx);
         r.budgets.forEach((b, i) => {
           const amount = amounts[i]!;
           if (amount <= 0) return;
-          ledger.charge(b, amount);
           const entry = owed.get(b.counterId);
           if (entry) entry.amount += amount;
           else owed.set(b.counterId, { budget: b, amount });
