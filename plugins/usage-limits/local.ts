@@ -11,8 +11,7 @@
  *                  what it reported, usually nothing, and its reservation is released all the same)
  *
  * The check and the reservation run in one synchronous step, so no other request of this process
- * slips in between. Only requests with an applicable budget touch the map; an entry lives while
- * a request holds part of it.
+ * slips in between. Only requests with an applicable budget touch the map.
  *
  * Overshoot bound, one process: admitted reservations never exceed the limit, so a budget's final
  * spend is at most `limit + Σ max(0, real − reserved)` over the requests in flight together. A
@@ -35,6 +34,8 @@ import { budgetExceeded } from './errors.js';
 
 /** Float slack, as the distributed script uses: a reservation that fits exactly is admitted. */
 const EPSILON = 1e-9;
+/** Counters kept in the map before the idle ones (no request in flight) are dropped. */
+const SWEEP_ABOVE = 4096;
 
 interface Hold {
   budgets: Budget[];
@@ -55,13 +56,21 @@ export interface LocalBudgets {
 }
 
 export function createLocalBudgets(ledger: Ledger, reservations: Reservations): LocalBudgets {
-  /** counter id → the sum reserved by requests in flight, and how many hold a part of it. */
+  /**
+   * counter id → the sum reserved by requests in flight, and how many hold a part of it. An entry
+   * left with no holder is kept for the next request of that budget (no map churn per request)
+   * and swept once the map holds SWEEP_ABOVE counters.
+   */
   const inFlight = new Map<string, { amount: number; holders: number }>();
 
   function fits(b: Budget, reserve: number): boolean {
     if (ledger.marked(b)) return false;
     const used = ledger.spent(b) + (inFlight.get(b.counterId)?.amount ?? 0);
     return reserve > 0 ? used + reserve <= b.limit + EPSILON : used < b.limit;
+  }
+
+  function sweep(): void {
+    for (const [id, entry] of inFlight) if (entry.holders === 0) inFlight.delete(id);
   }
 
   return {
@@ -71,8 +80,10 @@ export function createLocalBudgets(ledger: Ledger, reservations: Reservations): 
       for (let i = 0; i < budgets.length; i++) {
         const id = budgets[i]!.counterId;
         const entry = inFlight.get(id);
-        if (entry === undefined) inFlight.set(id, { amount: reserved[i]!, holders: 1 });
-        else {
+        if (entry === undefined) {
+          if (inFlight.size >= SWEEP_ABOVE) sweep();
+          inFlight.set(id, { amount: reserved[i]!, holders: 1 });
+        } else {
           entry.amount += reserved[i]!;
           entry.holders++;
         }
@@ -86,9 +97,8 @@ export function createLocalBudgets(ledger: Ledger, reservations: Reservations): 
         const b = hold.budgets[i]!;
         const entry = inFlight.get(b.counterId);
         if (entry !== undefined) {
-          // Deleted with its last holder: float sums never leave a residue behind.
-          if (--entry.holders === 0) inFlight.delete(b.counterId);
-          else entry.amount -= hold.reserved[i]!;
+          // Zeroed with its last holder: float sums never leave a residue behind.
+          entry.amount = --entry.holders === 0 ? 0 : entry.amount - hold.reserved[i]!;
         }
         ledger.charge(b, reservations.spent(ctx, b));
       }

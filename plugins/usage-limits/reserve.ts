@@ -28,6 +28,10 @@ function modelOf(ctx: GatewayContext): string {
   return String(ctx.target?.overrideParams?.model ?? ctx.body?.model ?? '').replace(/^@[^/]+\//, '');
 }
 
+function estimated(prompt: number, output: number): Usage {
+  return { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output, cached_tokens: 0, reasoning_tokens: 0, source: 'estimated' };
+}
+
 export function createReservations(pricer: () => PricingService | undefined, options: ReservationOptions): Reservations {
   function amount(ctx: GatewayContext, b: Budget, usage: Usage): number {
     if (b.type === 'tokens') return usage.total_tokens;
@@ -36,15 +40,22 @@ export function createReservations(pricer: () => PricingService | undefined, opt
 
   return {
     reserve(ctx, budgets) {
+      const reserved = new Array<number>(budgets.length).fill(0);
       const route = ctx.route;
       const body = ctx.body;
       // Pass-through bodies are opaque (files, audio): nothing is reserved, and the usage, when
       // the core reports one, is charged afterwards; a budget with no headroom left still refuses.
-      if (route.kind !== 'model' || body === undefined) return budgets.map(() => 0);
+      if (route.kind !== 'model' || body === undefined) return reserved;
       const prompt = Math.ceil((ctx.rawBody?.length ?? 0) / 4);
       const output = outputAllowance(route.name, body, options.default_max_tokens);
-      const usage: Usage = { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output, cached_tokens: 0, reasoning_tokens: 0, source: 'estimated' };
-      return budgets.map((b) => Math.min(amount(ctx, b, usage), options.reservation_cap * b.limit));
+      let usage: Usage | undefined;
+      for (let i = 0; i < budgets.length; i++) {
+        const b = budgets[i]!;
+        // Tokens budgets (the common case) need no usage record, only cost budgets price one.
+        const estimate = b.type === 'tokens' ? prompt + output : amount(ctx, b, (usage ??= estimated(prompt, output)));
+        reserved[i] = Math.min(estimate, options.reservation_cap * b.limit);
+      }
+      return reserved;
     },
     spent(ctx, b) {
       return ctx.usage === undefined ? 0 : Math.max(0, amount(ctx, b, ctx.usage));
