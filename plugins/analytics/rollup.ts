@@ -16,6 +16,9 @@
  * on the main thread inside the write transaction (so the read and the write are atomic), but the
  * event loop never waits for another process's write lock or for the commit's fsync.
  *
+ * Reads do not wait for a flush: they fold the stored buckets and the pending ones (live.ts), and
+ * `generation` / `settled()` let them tell whether a batch moved from one to the other meanwhile.
+ *
  * Bounds: a request whose metadata would make more than `max_metadata_sets` distinct sets in one
  * workspace-minute of this process is counted without its metadata (every other dimension stays
  * exact); a pending map that grows past MAX_PENDING is flushed at once.
