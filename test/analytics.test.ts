@@ -15,7 +15,10 @@ import { startGateway, startMock, direct, tempDir, ADMIN_KEY, addWorkspace, inse
 import { buildLogRecord, createLogger, definePlugin, Scopes, type LogRecord } from '../core/index.js';
 import { binOf, percentile, denseHistogram, accumulate, binMidpoint, BIN_COUNT } from '../plugins/analytics/histogram.js';
 import { segments } from '../plugins/analytics/query.js';
-import { createRollup, openBucketDbs } from '../plugins/analytics/rollup.js';
+import { createRollup, createRollupWith, openBucketDbs, type PendingBucket } from '../plugins/analytics/rollup.js';
+import { withUnflushed } from '../plugins/analytics/live.js';
+import { sums } from '../plugins/analytics/folds.js';
+import type { Query, Sources } from '../plugins/analytics/query.js';
 import type { Bucket, BucketKey, UserCounts } from '../plugins/analytics/bucket.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -118,12 +121,94 @@ t.test('several processes flushing into one store add up', async (t) => {
   }
 });
 
+t.test('reads fold in the buckets not flushed yet, and count a flush in flight exactly once', async (t) => {
+  const log = createLogger({ level: 'error', write: () => {} });
+  // A store whose writes commit when the test says so.
+  const stored: PendingBucket[] = [];
+  let commit: (() => void) | undefined;
+  const write = (batch: PendingBucket[]): Promise<void> =>
+    new Promise((resolve) => {
+      commit = () => {
+        stored.push(...batch);
+        resolve();
+      };
+    });
+  const rollup = createRollupWith(write, { flush_ms: 60_000, max_metadata_sets: 10 }, log);
+  const source: Sources = {
+    buckets: async () => (visit) => stored.forEach((e) => visit(e.bucket, e.key)),
+    users: async () => (visit) => stored.forEach((e) => visit(e.users, e.key)),
+  };
+  const live = withUnflushed(source, rollup, () => 0);
+  const at = Date.now();
+  const rec = { created_at: new Date(at).toISOString(), workspace_id: 'ws1', provider: 'openai', model: 'gpt-4o', status: 200, is_success: true, cache_status: 'DISABLED', api_key_id: 'k1', metadata: { _user: 'u1' }, retry_count: 0, latency: { total_ms: 5, upstream_ms: 0, gateway_ms: 0, ttfb_ms: null }, usage: null, cost_cents: 0 } as unknown as LogRecord;
+  const minute = Math.floor(at / 60_000);
+  const minutes: Query = { workspaces: ['ws1'], from: minute - 5, to: minute + 5, step: 1, filters: {} };
+  const hours: Query = { workspaces: null, from: minute - 600, to: minute + 600, step: 60, filters: {} };
+  const count = async (q: Query): Promise<number> => {
+    const total = sums.fresh();
+    (await live.buckets(q))((b, k) => sums.add(total, b, k));
+    return total.requests;
+  };
+  const users = async (q: Query): Promise<number> => {
+    let n = 0;
+    (await live.users(q))((u) => (n += u.requests.reduce((a, b) => a + b, 0)));
+    return n;
+  };
+
+  rollup.add(rec, { error: false, fallback: false });
+  rollup.add(rec, { error: false, fallback: false });
+  t.equal(await count(minutes), 2, 'unflushed: counted at once (minutes)');
+  t.equal(await count(hours), 2, 'and on hour data points');
+  t.equal(await users(minutes), 2, 'users too');
+  t.equal(await count({ ...minutes, workspaces: ['ws2'] }), 0, 'only in its workspace');
+  t.equal(await count({ ...minutes, filters: { statuses: new Set([500]) } }), 0, 'only when its dimensions match');
+
+  const flushed = rollup.flush(); // handed to the store, not committed yet
+  rollup.add(rec, { error: false, fallback: false });
+  const during = count(minutes);
+  await sleep(10);
+  commit!();
+  await flushed;
+  t.equal(await during, 3, 'a read during a flush waits for its commit: counted once');
+  t.equal(stored.length, 1, 'the flush committed');
+  t.equal(await count(minutes), 3, 'stored + pending after the commit, nothing twice');
+  t.equal(await count(hours), 3);
+  t.equal(await users(hours), 3);
+});
+
 interface Sent {
   status: number;
   json: Json | undefined;
   text: string;
   cache: string | undefined;
 }
+
+t.test('a graph read right after a request counts it (flush_ms 60 s)', async (t) => {
+  const mock = await startMock(t);
+  const gw = await startGateway(t, {
+    yaml: 'pipeline:\n  - analytics: {flush_ms: 60000}\n  - auth\n  - config-strategy\n  - admin-catalog\n',
+    env: { GATEWAY_ADMIN_KEY: ADMIN_KEY },
+  });
+  const start = Date.now();
+  const res = await request(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { ...direct(mock), 'content-type': 'application/json', 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-metadata': '{"_user":"zoe"}' },
+    body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'count me now' }] }),
+  });
+  t.equal(res.statusCode, 200);
+  await res.body.dump();
+  const read = async (path: string, hours: number): Promise<Json> => {
+    const qs = new URLSearchParams({ time_of_generation_min: new Date(start - hours * 3_600_000 - 60_000).toISOString(), time_of_generation_max: new Date(Date.now() + hours * 3_600_000 + 60_000).toISOString() });
+    const r = await request(`${gw.url}/v1/analytics/${path}?${qs}`, { headers: { 'x-gateway-api-key': ADMIN_KEY } });
+    t.equal(r.statusCode, 200, path);
+    return (await r.body.json()) as Json;
+  };
+  t.equal((await read('graphs/requests', 0)).summary.total, 1, 'the requests graph counts it at once');
+  t.equal((await read('graphs/requests', 12)).summary.total, 1, 'so does a day graph (hour data points)');
+  t.ok((await read('graphs/tokens', 0)).summary.total > 0, 'with its tokens');
+  t.equal((await read('summary/cache', 0)).summary.total_requests, 1, 'the cache summary counts it');
+  t.same((await read('groups/users', 0)).data.map((u: Json) => [u.user, u.requests]), [['zoe', '1']], 'the users group names its user');
+});
 
 t.test('analytics over live traffic', async (t) => {
   const mock = await startMock(t);

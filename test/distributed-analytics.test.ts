@@ -1,7 +1,8 @@
 /**
  * Analytics in distributed mode: three real hosts each fold their own requests and add them to
  * PostgreSQL; the analytics API read through any host answers the sums over all three
- * (requests, tokens, cost), and those sums agree with the request logs.
+ * (requests, tokens, cost), and those sums agree with the request logs; a read right after a
+ * request counts it (its host folds in the buckets it has not flushed yet).
  */
 import t from 'tap';
 import { needServices } from './helpers/services.js';
@@ -67,4 +68,29 @@ t.test('analytics totals through any host are the sums over all hosts', async (t
     { 'user-0': '2', 'user-1': '3', 'user-2': '4', late: '3' },
     'per-user counts merge across hosts',
   );
+});
+
+t.test('a graph read right after a request counts it (flush_ms 60 s), on minute and hour data points', async (t) => {
+  const svc = needServices(t, ['postgres', 'redis']);
+  if (!svc) return;
+  const backends = await distributedBackends(svc);
+  const mock = await startMock(t);
+  const [host] = await startHosts(t, 1, { backends, yaml: 'pipeline:\n  - analytics: {flush_ms: 60000}\n  - auth\n  - admin-catalog\n' });
+  const run = `live-${Date.now()}`;
+  const start = Date.now();
+  const range = (hours: number): URLSearchParams =>
+    new URLSearchParams({
+      time_of_generation_min: new Date(start - hours * 3_600_000 - 60_000).toISOString(),
+      time_of_generation_max: new Date(Date.now() + hours * 3_600_000 + 60_000).toISOString(),
+      metadata: JSON.stringify({ run }),
+    });
+  for (let n = 1; n <= 2; n++) {
+    t.equal((await chat(host!, mock, { 'x-gateway-metadata': JSON.stringify({ run, _user: 'zoe' }) })).status, 200);
+    const minutes = await admin(host!, 'GET', `/v1/analytics/graphs/requests?${range(0)}`);
+    t.equal(minutes.status, 200);
+    t.equal(minutes.body.summary.total, n, `request ${n}: counted at once`);
+    t.equal((await admin(host!, 'GET', `/v1/analytics/graphs/requests?${range(12)}`)).body.summary.total, n, 'on hour data points too');
+    const users = await admin(host!, 'GET', `/v1/analytics/groups/users?${range(0)}`);
+    t.same(users.body.data.map((u: { user: string; requests: string }) => [u.user, u.requests]), [['zoe', String(n)]]);
+  }
 });

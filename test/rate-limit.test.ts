@@ -12,7 +12,7 @@ import { request } from 'undici';
 import OpenAI from 'openai';
 import { startGateway, startMock, direct, sdk, tempDir, writeFile, insertKey, addWorkspace, ADMIN_KEY, type MockUpstream, type StartedGateway, type Teardown } from './helpers/gateway.js';
 import { startCli } from './helpers/process.js';
-import { counterStats, definePlugin, openCounters, Scopes, type PluginDefinition } from '../core/index.js';
+import { counterStats, openCounters, Scopes, type PluginDefinition } from '../core/index.js';
 import { formatDuration } from '../plugins/rate-limit/units.js';
 import { outputAllowance } from '../core/usage/estimate.js';
 
@@ -81,26 +81,6 @@ const policy = (fields: Record<string, unknown>): Record<string, unknown> => ({
 const statuses = (answers: Answer[]): number[] => answers.map((a) => a.status);
 const chatCalls = (mock: MockUpstream): number => mock.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
 
-/**
- * Stands in for the core's usage metering until it lands: fills `ctx.usage` from a JSON answer's
- * `usage` when nothing else did. Sits last in the pipeline, so its body hook runs first.
- */
-const usageFromBody = definePlugin({
-  name: 'usage-from-body',
-  setup: () => ({
-    onResponseBody(ctx, body) {
-      if (ctx.usage !== undefined) return;
-      try {
-        const u = (JSON.parse(body.toString('utf8')) as { usage?: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } }).usage;
-        if (typeof u?.total_tokens !== 'number') return;
-        ctx.usage = { prompt_tokens: u.prompt_tokens ?? 0, completion_tokens: u.completion_tokens ?? 0, total_tokens: u.total_tokens, cached_tokens: 0, reasoning_tokens: 0, source: 'upstream' };
-      } catch {
-        /* not JSON: no usage */
-      }
-    },
-  }),
-}) as PluginDefinition<never>;
-
 t.test('nothing applies: no counters transaction, no counters file', async (t) => {
   const { gw, admin, call } = await start(t);
   // A policy that never matches these requests must cost nothing either.
@@ -143,7 +123,7 @@ t.test('a requests limit holds at exactly its value, with headers, code and the 
 });
 
 t.test('a tokens limit: the reservation decides at exactly the value, the real usage reconciles', async (t) => {
-  const { admin, call } = await start(t, { yaml: PIPELINE.replace(']', ', usage-from-body]'), plugins: { 'usage-from-body': usageFromBody } });
+  const { admin, call } = await start(t);
   const body = { ...CHAT, max_tokens: 300 };
   const { id } = await admin('POST', '/v1/policies/rate-limits', policy({ conditions: [{ key: 'workspace_id', value: '*' }], group_by: [{ key: 'metadata.run' }], type: 'tokens', value: 100_000 }));
   const run = (name: string, directives = ''): Promise<Answer> => call({ body, directives, headers: { 'x-gateway-metadata': JSON.stringify({ run: name }) } });
@@ -171,6 +151,37 @@ t.test('a tokens limit: the reservation decides at exactly the value, the real u
   t.equal(after.status, 200, 'passes because the real usage replaced the reservations');
   const remaining = Number(after.headers['x-ratelimit-remaining-tokens']);
   t.ok(remaining > reserved, `remaining ${remaining} after a fourth reservation`);
+});
+
+t.test('token limits reconcile with no other plugin metering usage: real answers use the limit up, JSON and streamed', async (t) => {
+  // The pipeline has no logging, no usage-limits, no analytics: rate-limit turns metering on itself.
+  t.notMatch(PIPELINE, /logging|usage-limits|analytics|metrics|otel/);
+  const { admin, call } = await start(t);
+  const { id } = await admin('POST', '/v1/policies/rate-limits', policy({ conditions: [{ key: 'workspace_id', value: '*' }], group_by: [{ key: 'metadata.run' }], type: 'tokens', unit: 'rph', value: 100_000 }));
+  const usage = (await call({ body: { ...CHAT, max_tokens: 300 } })).body.usage as { total_tokens: number };
+  const real = usage.total_tokens;
+
+  for (const stream of [false, true]) {
+    const body = { ...CHAT, max_tokens: 300, stream };
+    const run = async (name: string): Promise<Answer> => {
+      const answer = await call({ body, headers: { 'x-gateway-metadata': JSON.stringify({ run: name }) } });
+      await new Promise((r) => setTimeout(r, 100)); // onDone reconciles once the answer is out
+      return answer;
+    };
+    await admin('PUT', `/v1/policies/rate-limits/${id as string}`, { value: 100_000 });
+    const probe = await run(`probe-${stream}`);
+    const reserved = 100_000 - Number(probe.headers['x-ratelimit-remaining-tokens']);
+    t.ok(reserved > 300 && real < reserved, `${stream ? 'stream' : 'JSON'}: reserves ${reserved}, answers use ${real}`);
+
+    // Room for one reservation plus three real answers (per hour: no refill to speak of).
+    const limit = reserved + 3 * real;
+    await admin('PUT', `/v1/policies/rate-limits/${id as string}`, { value: limit });
+    const answers: Answer[] = [];
+    for (let i = 0; i < 5; i++) answers.push(await run(`used-up-${stream}`));
+    t.same(statuses(answers), [200, 200, 200, 200, 429], `${stream ? 'stream' : 'JSON'}: four answers use the limit up, the fifth is refused`);
+    t.equal(Number(answers[1]!.headers['x-ratelimit-remaining-tokens']), limit - real - reserved, 'the first answer was charged its real usage, not its reservation');
+    t.match(answers[4]!.body, { error: { code: 'rate_limit_exceeded', message: /tokens per hour/ } });
+  }
 });
 
 t.test('group_by keys get separate counters', async (t) => {

@@ -22,14 +22,14 @@ export function roughPrompt(body: Record<string, unknown>): number {
  */
 export function outputAllowance(route: ModelRoute, body: Record<string, unknown>, defaultMaxTokens: number): number {
   if (route === 'embeddings' || route === 'moderations' || route === 'messages.count_tokens') return 0;
-  const cap = firstCount(body.max_completion_tokens, body.max_tokens, body.max_output_tokens) ?? defaultMaxTokens;
-  const n = route === 'responses' ? undefined : firstCount(body.n);
+  const cap = count(body.max_completion_tokens) ?? count(body.max_tokens) ?? count(body.max_output_tokens) ?? defaultMaxTokens;
+  const n = route === 'responses' ? undefined : count(body.n);
   return cap * (n !== undefined && n > 1 ? n : 1);
 }
 
-function firstCount(...values: unknown[]): number | undefined {
-  for (const v of values) if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return Math.ceil(v);
-  return undefined;
+/** A token count a client wrote, rounded up; undefined when it is not one. */
+function count(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.ceil(v) : undefined;
 }
 
 export async function settleUsage(rt: Runtime, ctx: GatewayContext, meter: UsageMeter): Promise<Usage> {

@@ -5,7 +5,9 @@
  *   onUpstreamRequest   remembers the first target tried (to tell a fallback from a load balance)
  *   onDone              builds the log record and adds it to its bucket in memory (rollup.ts)
  *   every flush_ms      buckets are added to analytics_minutes and analytics_hours in LMDB
- *   GET /v1/analytics/… folds the buckets of the range; request logs are never scanned
+ *   GET /v1/analytics/… folds the buckets of the range, the stored ones and this process's
+ *                       buckets not flushed yet (live.ts): a read right after a request counts it;
+ *                       request logs are never scanned
  *
  * In distributed mode the buckets live in PostgreSQL instead (pg-store.ts): each host adds its
  * flushes with additive upserts and reads the sums over every host. The driver is chosen once.
@@ -22,6 +24,7 @@ import { analyticsRoutes } from './routes.js';
 import { oldestMinute } from './retention.js';
 import { openLmdbStore, type AnalyticsStore } from './store.js';
 import { openPgStore } from './pg-store.js';
+import { withUnflushed } from './live.js';
 
 declare module '../../core/context.js' {
   interface ContextVars {
@@ -58,7 +61,7 @@ export default definePlugin<AnalyticsOptions>({
           fallback: record.is_success && first !== undefined && first !== record.last_used_option_index,
         });
       },
-      routes: adminRoutes(app, analyticsRoutes({ store, oldestMinute: oldest })),
+      routes: adminRoutes(app, analyticsRoutes({ store: withUnflushed(store, rollup, oldest), oldestMinute: oldest })),
       async close() {
         stopRetention();
         await rollup.close();

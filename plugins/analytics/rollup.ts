@@ -16,6 +16,9 @@
  * on the main thread inside the write transaction (so the read and the write are atomic), but the
  * event loop never waits for another process's write lock or for the commit's fsync.
  *
+ * Reads do not wait for a flush: they fold the stored buckets and the pending ones (live.ts), and
+ * `generation` / `settled()` let them tell whether a batch moved from one to the other meanwhile.
+ *
  * Bounds: a request whose metadata would make more than `max_metadata_sets` distinct sets in one
  * workspace-minute of this process is counted without its metadata (every other dimension stays
  * exact); a pending map that grows past MAX_PENDING is flushed at once.
@@ -66,6 +69,12 @@ export interface Rollup {
   /** Writes what is pending; resolves once it is committed. */
   flush(): Promise<void>;
   close(): Promise<void>;
+  /** Counts the flushes handed to the storage: a read that saw it unchanged saw no flush start. */
+  readonly generation: number;
+  /** Resolves once no flush is being written (every batch handed over so far is committed, or failed). */
+  settled(): Promise<void>;
+  /** Visits every bucket not flushed yet (minute keys; the values are live: read them, do not keep them). */
+  unflushed(visit: (entry: PendingBucket) => void): void;
 }
 
 /** What a flush hands to the storage: this process's counts of one bucket since the last flush. */
@@ -114,6 +123,7 @@ export function createRollupWith(write: RollupWrite, options: RollupOptions, log
   let metadataSets = new Map<string, Set<string>>();
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
+  let generation = 0;
 
   function metadataOf(record: LogRecord, workspace: string, minute: number): string {
     const dimension = metadataDimension(record.metadata);
@@ -138,6 +148,7 @@ export function createRollupWith(write: RollupWrite, options: RollupOptions, log
     const kept = new Map<string, Set<string>>();
     for (const [slot, seen] of metadataSets) if (Number(slot.slice(0, slot.indexOf(' '))) >= current - 1) kept.set(slot, seen);
     metadataSets = kept;
+    generation++;
     const done = write(batch);
     writing = done.then(
       () => undefined,
@@ -176,6 +187,19 @@ export function createRollupWith(write: RollupWrite, options: RollupOptions, log
     flush,
     async close() {
       await flush();
+    },
+    get generation() {
+      return generation;
+    },
+    async settled() {
+      // A flush may start while the previous one commits: wait until the last one handed over is done.
+      for (let seen = writing; ; seen = writing) {
+        await seen;
+        if (seen === writing) return;
+      }
+    },
+    unflushed(visit) {
+      for (const entry of pending.values()) visit(entry);
     },
   };
 }

@@ -10,6 +10,10 @@
  *            └─ passed  ─▶ x-ratelimit-* of the tightest limits on the response
  *   onDone: token limits trade the estimate for the real usage (ctx.usage.total_tokens)
  *
+ * The plugin turns usage metering on itself (`meterUsage`), so token limits reconcile in a
+ * pipeline with no other plugin reading usage. Whether a token limit can apply is only known per
+ * request (policies and entity limits change at run time), so it is on whenever the plugin is.
+ *
  * Counting is GCRA (core/store/counters.ts): a limit of `value` per unit admits a burst of `value`
  * and refills continuously, one unit every `unit / value`. The counters live in
  * `<data dir>/counters.mdb`, shared by every process and worker on that data dir; in distributed
@@ -71,6 +75,7 @@ export default definePlugin<RateLimitOptions>({
     if (app.store.distributed !== undefined) {
       const shared = createSharedRateLimits(app, openShared);
       return {
+        meterUsage: true,
         onRequestBody(ctx) {
           const applied = collectLimits(ctx);
           if (applied === undefined) return;
@@ -94,6 +99,7 @@ export default definePlugin<RateLimitOptions>({
     }
 
     return {
+      meterUsage: true,
       onRequestBody(ctx) {
         const applied = collectLimits(ctx);
         if (applied === undefined || applied.length === 0) return;

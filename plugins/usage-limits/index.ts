@@ -6,21 +6,29 @@
  * budgets and in USD for `cost` budgets (priced with the pricing table, cached tokens at their
  * own price). Every endpoint is metered, streams included (`meterUsage`).
  *
- *   before the call   any applicable budget used up → 429 `usage_limit_exceeded` (Retry-After when
- *                     it resets), and the entity's status is `exhausted` until it is reset
- *   after the answer  its tokens or cost are charged to every applicable budget; crossing
- *                     `alert_threshold` records an alert (GET /v1/admin/usage-alerts)
+ *   before the call   each applicable budget reserves the request's estimated amount (its prompt,
+ *                     plus `max_tokens` or `default_max_tokens`, capped at `reservation_cap` × the
+ *                     limit; reserve.ts); when settled + reserved in flight + this reservation would
+ *                     pass the limit → 429 `usage_limit_exceeded` (Retry-After when it resets); a
+ *                     budget that ran out marks its entity `exhausted` until it is reset
+ *   after the answer  settle: the reservation is given back and the real tokens or cost charged
+ *                     (also after an error or a cancelled call, which release what they held);
+ *                     crossing `alert_threshold` records an alert (GET /v1/admin/usage-alerts)
+ *
+ * So a budget never overshoots by more than what is in flight: its final spend is at most
+ * `limit + Σ max(0, real − reserved)` over the requests in flight together (local.ts states the
+ * bound with `server.workers` > 1).
  *
  * Resets: weekly (Monday 00:00 UTC), monthly (the 1st, UTC) or never; an admin's `reset_usage`
  * (API keys) or the policy entity reset routes start over at once.
  *
- * Distributed mode (chosen once, at setup): the budgets are reserved before the call and settled
- * after it in Valkey, in the same single script as the rate limits (shared.ts).
+ * The mode is chosen once, at setup: embedded, the reservations are held in this process's memory
+ * (local.ts); distributed, in Valkey, in the same single script as the rate limits (shared.ts).
+ * A request with no applicable budget pays for neither.
  */
 import {
   optionalService,
   actingWorkspace,
-  costOf,
   defineAdminRoute,
   adminRoutes,
   definePlugin,
@@ -32,19 +40,14 @@ import {
 } from '../../core/index.js';
 import { entityBudgets, policyBudgets, workspaceFacts, type Budget } from './budgets.js';
 import { createLedger } from './ledger.js';
-import { UsageErrors } from './errors.js';
+import { createLocalBudgets } from './local.js';
+import { createReservations } from './reserve.js';
 import { createSharedBudgets } from './shared.js';
 
 interface Options {
   flush_ms: number;
   reservation_cap: number;
   default_max_tokens: number;
-}
-
-declare module '../../core/context.js' {
-  interface ContextVars {
-    budgets: Budget[];
-  }
 }
 
 export default definePlugin<Options>({
@@ -58,13 +61,13 @@ export default definePlugin<Options>({
         exclusiveMinimum: 0,
         maximum: 1,
         default: 0.1,
-        description: 'Distributed mode: the most one request reserves from a budget before its call, as a share of the budget.',
+        description: 'The most one request reserves from a budget before its call, as a share of the budget.',
       },
       default_max_tokens: {
         type: 'integer',
         minimum: 0,
         default: 1024,
-        description: 'Distributed mode: answer tokens reserved when a request names no max_tokens.',
+        description: 'Answer tokens reserved when a request names no max_tokens.',
       },
     },
     additionalProperties: false,
@@ -73,6 +76,7 @@ export default definePlugin<Options>({
     const store = app.store;
     const ledger = createLedger(store, options.flush_ms, (a) => app.log.warn(a.kind === 'exhausted' ? 'usage budget exhausted' : 'usage budget alert threshold crossed', { budget: a.budget, value_key: a.value_key, usage: a.usage, limit: a.limit }));
     const pricer = optionalService(app, 'pricing', 'costs are counted as 0');
+    const reservations = createReservations(pricer, options);
     let policies: Records.UsageLimitPolicy[] = [];
     let policiesVersion = -1;
     const activePolicies = (): Records.UsageLimitPolicy[] => {
@@ -105,13 +109,6 @@ export default definePlugin<Options>({
       });
     }
 
-    function amountOf(ctx: GatewayContext, b: Budget): number {
-      const usage = ctx.usage!;
-      if (b.type === 'tokens') return usage.total_tokens;
-      const model = String(ctx.target?.overrideParams?.model ?? ctx.body?.model ?? '').replace(/^@[^/]+\//, '');
-      return costOf(usage, ctx.provider ?? 'openai', model, pricer()).cents / 100;
-    }
-
     const routes = adminRoutes(app, [alertsRoute()]);
     /** Every budget that applies to the request; undefined on routes that are never budgeted. */
     function collectBudgets(ctx: GatewayContext): Budget[] | undefined {
@@ -121,8 +118,9 @@ export default definePlugin<Options>({
       const list = activePolicies();
       return [...(list.length > 0 ? policyBudgets(list, ctx, ws, now) : []), ...entityBudgets(store, ctx, ws, now)];
     }
+    const local = createLocalBudgets(ledger, reservations);
     if (app.store.distributed !== undefined) {
-      const shared = createSharedBudgets(app, ledger, pricer, amountOf, options);
+      const shared = createSharedBudgets(app, ledger, reservations, local);
       return {
         meterUsage: true,
         onRequestBody(ctx) {
@@ -147,18 +145,10 @@ export default definePlugin<Options>({
       onRequestBody(ctx) {
         const budgets = collectBudgets(ctx);
         if (budgets === undefined || budgets.length === 0) return;
-        for (const b of budgets) {
-          if (!ledger.exhausted(b)) continue;
-          const headers: Record<string, string> = {};
-          if (b.resetsAt !== null) headers['retry-after'] = String(Math.max(1, Math.ceil((b.resetsAt - Date.now()) / 1000)));
-          throw UsageErrors.exceeded(`A ${b.type} budget that applies to this request is used up (${b.limit}${b.type === 'cost' ? ' USD' : ' tokens'}).`, { headers });
-        }
-        ctx.set('budgets', budgets);
+        local.check(ctx, budgets);
       },
-      onResponseEnd(ctx) {
-        const budgets = ctx.get('budgets');
-        if (budgets === undefined || ctx.usage === undefined) return;
-        for (const b of budgets) ledger.charge(b, amountOf(ctx, b));
+      onDone(ctx) {
+        local.settle(ctx);
       },
       routes,
       close() {

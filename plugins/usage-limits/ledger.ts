@@ -18,7 +18,8 @@ type Entity = Records.PolicyUsageEntity;
 
 export interface Ledger {
   spent(b: Budget): number;
-  exhausted(b: Budget): boolean;
+  /** The stored counter is marked exhausted (it ran out, here or in another process). */
+  marked(b: Budget): boolean;
   charge(b: Budget, amount: number): void;
   /** Distributed mode: the counter's total is now `total` (as Valkey answered). */
   observe(b: Budget, total: number): void;
@@ -77,9 +78,8 @@ export function createLedger(store: Store, flushMs: number, onAlert: (alert: Rec
     spent(b) {
       return (store.c.policyUsage.cached(b.counterId)?.current_usage ?? 0) + (pending.get(b.counterId)?.delta ?? 0);
     },
-    exhausted(b) {
-      const stored = store.c.policyUsage.cached(b.counterId);
-      return stored?.status === 'exhausted' || (stored?.current_usage ?? 0) + (pending.get(b.counterId)?.delta ?? 0) >= b.limit;
+    marked(b) {
+      return store.c.policyUsage.cached(b.counterId)?.status === 'exhausted';
     },
     charge(b, amount) {
       if (amount <= 0) return;

@@ -10,9 +10,7 @@
  *                  streamed answers alike; a failed or cancelled request charges what it reported,
  *                  usually nothing); queued with other settles, one pipeline per event-loop turn
  *
- * The estimate: the prompt as a quarter of the body's length (over-counts JSON, the safe side)
- * plus the answer's cap (`max_tokens` and its aliases, times `n`, or `default_max_tokens`);
- * tokens for `tokens` budgets, priced with the pricing table for `cost` budgets.
+ * The estimate and the real amount are reserve.ts's, the same as in embedded mode (local.ts).
  *
  * Overshoot bound: admitted reservations never exceed the limit, so a budget's final spend is at
  * most `limit + Σ (real − reserved)` over the requests in flight together, and a request only adds
@@ -20,30 +18,18 @@
  * was under-estimated.
  *
  * Valkey unreachable: store.redis.budgets = fail_closed (default) ─▶ 503 shared_state_unavailable;
- * fail_open ─▶ this host checks its mirror of the totals (the ledger) and charges locally, then
- * pushes what it charged to Valkey once Valkey answers again.
+ * fail_open ─▶ this host reserves and settles against its mirror of the totals (the ledger), as
+ * embedded mode does (local.ts), then pushes what it charged to Valkey once Valkey answers again.
  */
-import {
-  budgetValkeyKey,
-  costOf,
-  governanceOf,
-  outputAllowance,
-  type GatewayApp,
-  type GatewayContext,
-  type GovernanceClaim,
-  type PricingService,
-} from '../../core/index.js';
+import { budgetValkeyKey, governanceOf, type GatewayApp, type GatewayContext, type GovernanceClaim } from '../../core/index.js';
 import type { Budget } from './budgets.js';
 import type { Ledger } from './ledger.js';
-import { UsageErrors } from './errors.js';
+import type { Reservations } from './reserve.js';
+import type { LocalBudgets } from './local.js';
+import { budgetExceeded as exceeded } from './errors.js';
 
 /** A periodic budget's counter outlives its period by this much (admin reads of last month). */
 const KEEP_AFTER_PERIOD_MS = 35 * 86_400_000;
-
-export interface SharedBudgetOptions {
-  reservation_cap: number;
-  default_max_tokens: number;
-}
 
 interface Reservation {
   budgets: Budget[];
@@ -68,13 +54,7 @@ export interface SharedBudgets {
   flush(): Promise<void>;
 }
 
-export function createSharedBudgets(
-  app: GatewayApp,
-  ledger: Ledger,
-  pricer: () => PricingService | undefined,
-  amountOf: (ctx: GatewayContext, b: Budget) => number,
-  options: SharedBudgetOptions,
-): SharedBudgets {
+export function createSharedBudgets(app: GatewayApp, ledger: Ledger, reservations: Reservations, local: LocalBudgets): SharedBudgets {
   const governance = governanceOf(app);
   const seat = governance.join('budgets');
   const d = app.store.distributed!;
@@ -92,18 +72,9 @@ export function createSharedBudgets(
     );
   });
 
-  function estimate(ctx: GatewayContext, b: Budget, tokens: { prompt: number; output: number } | undefined): number {
-    if (tokens === undefined) return 0;
-    if (b.type === 'tokens') return tokens.prompt + tokens.output;
-    const model = String(ctx.target?.overrideParams?.model ?? ctx.body?.model ?? '').replace(/^@[^/]+\//, '');
-    const usage = { prompt_tokens: tokens.prompt, completion_tokens: tokens.output, total_tokens: tokens.prompt + tokens.output, cached_tokens: 0, reasoning_tokens: 0, source: 'estimated' as const };
-    return costOf(usage, ctx.provider ?? 'openai', model, pricer()).cents / 100;
-  }
-
   return {
     check(ctx, budgets) {
-      const tokens = estimateTokens(ctx, options.default_max_tokens);
-      const reserved = budgets.map((b) => Math.min(estimate(ctx, b, tokens), options.reservation_cap * b.limit));
+      const reserved = reservations.reserve(ctx, budgets);
       const claim: GovernanceClaim = {
         kind: 'budgets',
         rates: [],
@@ -113,7 +84,8 @@ export function createSharedBudgets(
           if (v.ok) ctx.set('budgetReservation', { budgets, reserved, bucket: v.bucket });
         },
         fallback() {
-          for (const b of budgets) if (ledger.exhausted(b)) throw exceeded(b);
+          // This host reserves against its mirror of the totals, as in embedded mode.
+          local.check(ctx, budgets);
           ctx.set('budgetReservation', { budgets, reserved, bucket: undefined });
         },
       };
@@ -125,12 +97,12 @@ export function createSharedBudgets(
     settle(ctx) {
       const r = ctx.get('budgetReservation');
       if (r === undefined) return;
-      const amounts = r.budgets.map((b) => (ctx.usage === undefined ? 0 : Math.max(0, amountOf(ctx, b))));
+      const amounts = r.budgets.map((b) => reservations.spent(ctx, b));
       if (r.bucket === undefined) {
+        local.settle(ctx);
         r.budgets.forEach((b, i) => {
           const amount = amounts[i]!;
           if (amount <= 0) return;
-          ledger.charge(b, amount);
           const entry = owed.get(b.counterId);
           if (entry) entry.amount += amount;
           else owed.set(b.counterId, { budget: b, amount });
@@ -152,18 +124,4 @@ export function createSharedBudgets(
 
 function expireAt(b: Budget): number {
   return b.resetsAt === null ? 0 : b.resetsAt + KEEP_AFTER_PERIOD_MS;
-}
-
-function exceeded(b: Budget): Error {
-  const headers: Record<string, string> = {};
-  if (b.resetsAt !== null) headers['retry-after'] = String(Math.max(1, Math.ceil((b.resetsAt - Date.now()) / 1000)));
-  return UsageErrors.exceeded(`A ${b.type} budget that applies to this request is used up (${b.limit}${b.type === 'cost' ? ' USD' : ' tokens'}).`, { headers });
-}
-
-/** The request's estimated prompt and answer tokens, or undefined for opaque (pass-through) bodies. */
-function estimateTokens(ctx: GatewayContext, defaultMaxTokens: number): { prompt: number; output: number } | undefined {
-  const route = ctx.route;
-  const body = ctx.body;
-  if (route.kind !== 'model' || body === undefined) return undefined;
-  return { prompt: Math.ceil((ctx.rawBody?.length ?? 0) / 4), output: outputAllowance(route.name, body, defaultMaxTokens) };
 }
