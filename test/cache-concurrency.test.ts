@@ -225,6 +225,14 @@ t.test('cache under concurrency (embedded LMDB)', async (t) => {
     t.equal(s.calls(), 2, 'the failed call and the one that replaced it');
   });
 
+  t.test('an upstream that keeps failing: followers do not queue behind failures, and never get a HIT of an error', async (t) => {
+    const config = routing(mock, 'status=500;delay=300');
+    const answers = await Promise.all(Array.from({ length: 6 }, () => s.post(chatBody('always failing'), { config })));
+    t.ok(answers.every((a) => a.status === 500), 'each got the upstream error of its own call');
+    t.ok(answers.every((a) => a.cache === 'MISS'), 'none of them as a HIT');
+    t.equal(s.calls(), 6, 'two leaders in a row failed: the rest went upstream on their own');
+  });
+
   t.test('a leader whose client went away: the followers still get answers', async (t) => {
     const config = routing(mock, 'delay=1000');
     const gone = new AbortController();

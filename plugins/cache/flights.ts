@@ -5,8 +5,10 @@
  *
  *   miss ─ flight for the key? ── no ──▶ lead: go upstream ─▶ answer stored ─▶ settle(entry) ─▶ followers HIT
  *                              └─ yes ─▶ follow: wait ─┬─ entry ─────────────▶ HIT (waited)
- *                                                      └─ leader failed ─────▶ lead in its place, or follow the new leader
- *                                                         timeout, client gone ▶ go upstream alone
+ *                                                      ├─ leader failed ─────▶ lead in its place, or follow the new leader
+ *                                                      │                        (after two failed leaders: go upstream alone)
+ *                                                      ├─ timeout ───────────▶ lead a fresh flight (the old leader is stuck)
+ *                                                      └─ client gone ───────▶ stop
  *
  * Flights are keyed by the exact cache key, which hashes in the workspace, route, target, model,
  * namespace and mode: a flight is never shared across partitions. They live in this process only
@@ -76,7 +78,7 @@ export class Flights {
     return this.#inFlight.get(key);
   }
 
-  /** Starts the flight of `key` (the caller checked there is none). */
+  /** Starts the flight of `key`; a stuck flight still in the map is replaced (it keeps its own followers). */
   lead(key: string): Flight {
     const flight = new Flight(key);
     this.#inFlight.set(key, flight);

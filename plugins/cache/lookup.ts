@@ -46,6 +46,9 @@ export interface LookupDeps {
   flights: Flights | undefined;
 }
 
+/** Failed leaders a request waits behind before it goes upstream on its own. */
+const MAX_FOLLOWS = 2;
+
 /** How many stale candidates a semantic lookup may discard before calling it a miss. */
 const MAX_STALE_CANDIDATES = 3;
 
@@ -117,23 +120,35 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
     return follow(ctx, state, flights, flight);
   }
 
-  /** Waits for the leader's entry; if the leader fails, leads in its place or follows the next leader. */
+  /**
+   * Waits for the leader's entry. A leader that failed hands over: the first follower to wake
+   * leads, the others follow it; after a second failed leader in a row they stop queueing behind
+   * failures and go upstream on their own. A leader that outlasts the wait is stuck: the follower
+   * that gives up on it leads a fresh flight, so later requests do not queue behind it either.
+   */
   async function follow(ctx: GatewayContext, state: CacheState, all: Flights, first: Flight): Promise<Step> {
     const start = performance.now();
     const deadline = start + maxWaitMs;
-    let flight: Flight | undefined = first;
-    while (flight !== undefined) {
+    let flight = first;
+    for (let followed = 1; ; followed++) {
       const entry = await flight.wait(ctx, deadline - performance.now());
       if (entry !== undefined && entry.stream === state.stream) {
         ctx.set('cacheWaitMs', Math.round((performance.now() - start) * 1000) / 1000);
         return hit(ctx, state, entry, 'HIT');
       }
-      // Out of patience, or the client left: go upstream without holding anyone up (still a miss).
-      if (ctx.aborted || performance.now() >= deadline) return;
-      flight = all.get(state.key);
+      if (ctx.aborted) return;
+      const next = all.get(state.key);
+      if (!flight.settled) {
+        if (next === flight) state.flight = all.lead(state.key);
+        return;
+      }
+      if (next === undefined) {
+        state.flight = all.lead(state.key);
+        return;
+      }
+      if (followed >= MAX_FOLLOWS) return;
+      flight = next;
     }
-    // The leader failed and nobody took over yet: this request does (its own miss goes upstream).
-    state.flight = all.lead(state.key);
   }
 
   async function semanticLookup(ctx: GatewayContext, state: CacheState, sem: Semantic, notBefore: number): Promise<Step> {
