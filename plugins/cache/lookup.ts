@@ -23,7 +23,7 @@ import type { SemanticIndex } from './semantic-index.js';
 import type { Embed } from './embedder.js';
 import type { CacheOptions } from './schema.js';
 import type { CacheState } from './state.js';
-import { Flights, type Flight } from './flights.js';
+import type { Flights, Flight } from './flights.js';
 
 export interface Semantic {
   index: SemanticIndex;
@@ -90,8 +90,9 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
     state.recording = false;
     ctx.cacheStatus = status;
     if (state.flight !== undefined) {
-      // A retry of a leader found the entry after all (another host stored it): its followers take it too.
-      flights!.settle(state.flight, entry);
+      // A retry of a leader found an entry after all (another host stored it): its followers take
+      // it too if it is the exact one (a semantic match is for this request's words only).
+      flights!.settle(state.flight, status === 'HIT' ? entry : undefined);
       state.flight = undefined;
     }
     // Debug level: a line per hit on stderr costs more than the hit itself at high rates (the
@@ -139,10 +140,12 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
       if (ctx.aborted) return;
       const next = all.get(state.key);
       if (!flight.settled) {
+        // Out of patience with a stuck leader: go upstream, as the leader of later requests.
         if (next === flight) state.flight = all.lead(state.key);
         return;
       }
       if (next === undefined) {
+        // The first follower to wake takes over from the failed leader.
         state.flight = all.lead(state.key);
         return;
       }
