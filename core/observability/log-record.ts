@@ -12,6 +12,13 @@ import type { Usage } from '../usage/types.js';
 import { costOf, type PricingService } from '../usage/cost.js';
 import { headerValue } from '../upstream/headers.js';
 
+declare module '../context.js' {
+  interface ContextVars {
+    /** Set by a cache plugin whose answer waited for another request's upstream call (ms). */
+    cacheWaitMs: number;
+  }
+}
+
 export interface LogRecord {
   /** The request id (`x-gateway-request-id`), a UUIDv7: time-ordered. */
   id: string;
@@ -36,6 +43,11 @@ export interface LogRecord {
   last_used_option_index: string;
   retry_count: number;
   cache_status: string;
+  /**
+   * A cache answer that waited for an identical request's upstream call (single-flight): how long
+   * it waited, in ms; null otherwise. Absent on records from before it existed and on custom logs.
+   */
+  cache_wait_ms?: number | null;
   stream: boolean;
   status: number;
   is_success: boolean;
@@ -133,6 +145,7 @@ function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingS
     last_used_option_index: ctx.optionPath,
     retry_count: ctx.retryCount,
     cache_status: ctx.cacheStatus,
+    cache_wait_ms: ctx.get('cacheWaitMs') ?? null,
     stream: ctx.wantsStream,
     status: outcome.status,
     is_success: outcome.status >= 200 && outcome.status < 400 && outcome.streamError === undefined && !outcome.aborted,

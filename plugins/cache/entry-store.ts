@@ -7,7 +7,9 @@
  * Reads are synchronous (a memory-mapped lookup: microseconds, no I/O on the request path).
  * Writes are asynchronous `transaction`s: lmdb-js batches every write of an event turn into
  * one commit on its write thread, so a request never waits for, nor pays, an fsync. The entry
- * and its time row change in the same transaction, so they never disagree.
+ * and its time row change in the same transaction, so they never disagree. Until its commit
+ * lands, a written entry is also held in memory and read from there: an answer just stored is a
+ * hit for the very next identical request (read-your-writes) without a synchronous write.
  *
  * The count and byte total live in memory (one scan of the time index at setup) and are kept
  * by the write and eviction transactions; when a write takes them over a bound, one background
@@ -60,6 +62,8 @@ export class EntryStore {
   #evicting = false;
   #closed = false;
   readonly #pending = new Set<Promise<unknown>>();
+  /** Entries written but not committed yet, by key (read-your-writes). */
+  readonly #unsettled = new Map<string, CacheEntry>();
 
   constructor(root: RootDatabase, limits: StoreLimits, log: Logger) {
     this.#root = root;
@@ -87,7 +91,8 @@ export class EntryStore {
    * is already hashed into `key`; it is a parameter for the shared store's sake (one signature).
    */
   fresh(_workspace: string, key: string, notBefore: number): CacheEntry | undefined {
-    const entry = this.#entries.get(key);
+    // Almost always empty: a hit pays one size check for read-your-writes.
+    const entry = (this.#unsettled.size === 0 ? undefined : this.#unsettled.get(key)) ?? this.#entries.get(key);
     return entry !== undefined && entry.created > notBefore ? entry : undefined;
   }
 
@@ -95,6 +100,10 @@ export class EntryStore {
   write(_workspace: string, key: string, entry: CacheEntry, _ttlMs: number): void {
     if (this.#closed || this.#limits.storeFull?.()) return;
     const size = sizeOf(entry);
+    this.#unsettled.set(key, entry);
+    const landed = (): void => {
+      if (this.#unsettled.get(key) === entry) this.#unsettled.delete(key);
+    };
     this.#track(
       this.#root
         .transaction(() => {
@@ -109,6 +118,7 @@ export class EntryStore {
           this.#count++;
           this.#bytes += size;
         })
+        .finally(landed)
         .then(() => this.#maybeEvict()),
     );
   }

@@ -12,6 +12,9 @@
  *                               upstream ─▶ 2xx answer ─▶ client
  *                                               └─ recorded ─▶ onResponseEnd ─▶ LMDB or Valkey (async, bounded)
  *
+ * Concurrent identical misses make one upstream call (single-flight, flights.ts): the others wait
+ * for its answer and replay it as a HIT (`cache_wait_ms` in their log record).
+ *
  * Request headers: `x-gateway-cache-namespace` (part of the key: separates entries of one
  * workspace), `x-gateway-cache-force-refresh: true` (skip the lookup, store the new answer).
  * Entries are keyed by workspace, route, target, model and canonical body, and never shared
@@ -30,6 +33,7 @@ import { cacheOptionsSchema, type CacheOptions } from './schema.js';
 import { embeddedStores, sharedStores } from './stores.js';
 import { createLookup } from './lookup.js';
 import { createRecorder } from './recorder.js';
+import { Flights } from './flights.js';
 
 export default definePlugin<CacheOptions>({
   name: 'cache',
@@ -46,14 +50,16 @@ export default definePlugin<CacheOptions>({
     const { entries, semantic } = stores;
     app.log.info('cache ready', stores.describe());
 
-    const recorder = createRecorder({ entries, semantic, maxEntryBytes: options.max_entry_bytes });
+    const flights = options.single_flight ? new Flights() : undefined;
+    const recorder = createRecorder({ entries, semantic, maxEntryBytes: options.max_entry_bytes, flights });
     return {
-      onUpstreamRequest: createLookup({ app, options, entries, semantic }),
+      onUpstreamRequest: createLookup({ app, options, entries, semantic, flights }),
       onUpstreamResponse: recorder.onUpstreamResponse,
       onResponseHeaders: recorder.onResponseHeaders,
       onResponseChunk: recorder.onResponseChunk,
       onResponseBody: recorder.onResponseBody,
       onResponseEnd: recorder.onResponseEnd,
+      onDone: recorder.onDone,
       close: () => stores.close(),
     };
   },

@@ -7,11 +7,13 @@
  *              embed the prompt ─ failed? ─▶ SEMANTIC MISS
  *              best vector of the partition ≥ threshold, entry fresh? ─▶ SEMANTIC HIT : SEMANTIC MISS
  *   force refresh                          ─▶ REFRESH (no lookup; the answer replaces the entry)
+ *   a miss whose key is in flight          ─▶ wait for that call's answer ─▶ HIT (see flights.ts)
  *
  * On the embedded store the simple path is synchronous (one hash, one memory-mapped read); only
  * the embeddings call makes a semantic lookup asynchronous. In distributed mode the entry is one
  * Valkey GET (a miss when Valkey cannot answer).
  */
+import { performance } from 'node:perf_hooks';
 import { actingWorkspace, headerString, reply, type GatewayApp, type GatewayContext, type Reply, type Step, type UpstreamAttempt } from '../../core/index.js';
 import { cacheKey, keyBody, partitionKey, type KeyParts } from './key.js';
 import { semanticInput } from './prompt-text.js';
@@ -21,6 +23,7 @@ import type { SemanticIndex } from './semantic-index.js';
 import type { Embed } from './embedder.js';
 import type { CacheOptions } from './schema.js';
 import type { CacheState } from './state.js';
+import type { Flights, Flight } from './flights.js';
 
 export interface Semantic {
   index: SemanticIndex;
@@ -39,7 +42,12 @@ export interface LookupDeps {
   entries: Entries;
   /** Undefined when no embeddings target is configured: semantic mode then matches exactly. */
   semantic: Semantic | undefined;
+  /** Undefined when `single_flight` is off. */
+  flights: Flights | undefined;
 }
+
+/** Failed leaders a request waits behind before it goes upstream on its own. */
+const MAX_FOLLOWS = 2;
 
 /** How many stale candidates a semantic lookup may discard before calling it a miss. */
 const MAX_STALE_CANDIDATES = 3;
@@ -63,7 +71,8 @@ export function replay(entry: CacheEntry): Reply {
 }
 
 export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: UpstreamAttempt) => Step | Promise<Step> {
-  const { app, options, entries, semantic } = deps;
+  const { app, options, entries, semantic, flights } = deps;
+  const maxWaitMs = options.single_flight_max_wait_ms;
   // Decided once: the LMDB store answers synchronously, the shared one with a promise.
   const source: { sync: true; store: EntryStore } | { sync: false; store: SharedEntries } =
     entries instanceof EntryStore ? { sync: true, store: entries } : { sync: false, store: entries };
@@ -80,6 +89,12 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
     state.hit = true;
     state.recording = false;
     ctx.cacheStatus = status;
+    if (state.flight !== undefined) {
+      // A retry of a leader found an entry after all (another host stored it): its followers take
+      // it too if it is the exact one (a semantic match is for this request's words only).
+      flights!.settle(state.flight, status === 'HIT' ? entry : undefined);
+      state.flight = undefined;
+    }
     // Debug level: a line per hit on stderr costs more than the hit itself at high rates (the
     // bench measured it); the request log record carries the cache status of every request.
     app.log.debug('cache hit', {
@@ -91,13 +106,58 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
     return replay(entry);
   }
 
+  /**
+   * A miss: lead the key's flight, or follow the one in the air. A forced refresh and `max_age: 0`
+   * want an answer of their own, so they neither lead nor follow.
+   */
+  function missed(ctx: GatewayContext, state: CacheState, status: string): Step | Promise<Step> {
+    ctx.cacheStatus = status;
+    if (flights === undefined || state.refresh || state.maxAgeMs <= 0 || state.flight !== undefined) return;
+    const flight = flights.get(state.key);
+    if (flight === undefined) {
+      state.flight = flights.lead(state.key);
+      return;
+    }
+    return follow(ctx, state, flights, flight);
+  }
+
+  /**
+   * Waits for the leader's entry. A leader that failed hands over: the first follower to wake
+   * leads, the others follow it; after a second failed leader in a row they stop queueing behind
+   * failures and go upstream on their own. A leader that outlasts the wait is stuck: the follower
+   * that gives up on it leads a fresh flight, so later requests do not queue behind it either.
+   */
+  async function follow(ctx: GatewayContext, state: CacheState, all: Flights, first: Flight): Promise<Step> {
+    const start = performance.now();
+    const deadline = start + maxWaitMs;
+    let flight = first;
+    for (let followed = 1; ; followed++) {
+      const entry = await flight.wait(ctx, deadline - performance.now());
+      if (entry !== undefined && entry.stream === state.stream) {
+        ctx.set('cacheWaitMs', Math.round((performance.now() - start) * 1000) / 1000);
+        return hit(ctx, state, entry, 'HIT');
+      }
+      if (ctx.aborted) return;
+      const next = all.get(state.key);
+      if (!flight.settled) {
+        // Out of patience with a stuck leader: go upstream, as the leader of later requests.
+        if (next === flight) state.flight = all.lead(state.key);
+        return;
+      }
+      if (next === undefined) {
+        // The first follower to wake takes over from the failed leader.
+        state.flight = all.lead(state.key);
+        return;
+      }
+      if (followed >= MAX_FOLLOWS) return;
+      flight = next;
+    }
+  }
+
   async function semanticLookup(ctx: GatewayContext, state: CacheState, sem: Semantic, notBefore: number): Promise<Step> {
     // A fallback attempt reuses the vector of the first: the prompt did not change.
     state.vector ??= await sem.embed(state.text!);
-    if (state.vector === undefined) {
-      ctx.cacheStatus = 'SEMANTIC MISS';
-      return;
-    }
+    if (state.vector === undefined) return missed(ctx, state, 'SEMANTIC MISS');
     for (let tries = 0; tries < MAX_STALE_CANDIDATES; tries++) {
       const match = sem.index.search(state.partition!, state.vector, sem.threshold, notBefore);
       if (match === undefined) break;
@@ -111,7 +171,7 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
       if (entry.stream !== state.stream) break; // cannot happen (stream is in the partition); never replay the wrong mode
       return hit(ctx, state, entry, 'SEMANTIC HIT');
     }
-    ctx.cacheStatus = 'SEMANTIC MISS';
+    return missed(ctx, state, 'SEMANTIC MISS');
   }
 
   /** What the exact entry (or its absence) means for this request. */
@@ -119,7 +179,7 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
     if (entry !== undefined && entry.stream === state.stream) return hit(ctx, state, entry, 'HIT');
     if (state.partition !== undefined && semantic !== undefined) return semanticLookup(ctx, state, semantic, notBefore);
     if (semanticMode && semantic === undefined) warnNoEmbedder();
-    ctx.cacheStatus = 'MISS';
+    return missed(ctx, state, 'MISS');
   }
 
   return function cacheLookup(ctx: GatewayContext, attempt: UpstreamAttempt): Step | Promise<Step> {
@@ -151,6 +211,13 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
     }
     if (partition === undefined) input = undefined;
     const previous = ctx.get('cache');
+    // A retry of the same call keeps leading its flight; a fallback to another target (another key)
+    // gives it up, so the followers do not wait for an answer of another key.
+    let flight = previous?.flight;
+    if (flight !== undefined && previous!.key !== key) {
+      flights!.settle(flight, undefined);
+      flight = undefined;
+    }
     const state: CacheState = {
       key,
       workspace: parts.workspace,
@@ -158,6 +225,7 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
       stream,
       refresh: isTrue(headerString(ctx.headers, 'x-gateway-cache-force-refresh')),
       hit: false,
+      flight,
       partition,
       text: input?.text,
       vector: previous?.partition === partition ? previous?.vector : undefined,

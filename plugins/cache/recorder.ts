@@ -3,7 +3,8 @@
  * whole. A stream is kept as the events the client saw (after later plugins edited them) and
  * stored when it ended normally; an error event, a client that went away or a failed stream
  * stores nothing. Anything over `max_entry_bytes` stops being collected at once, so a huge
- * answer costs no memory here.
+ * answer costs no memory here. A request that leads a single flight hands its followers the
+ * entry it stored, or nothing when its answer is not worth storing (they then go upstream).
  */
 import { performance } from 'node:perf_hooks';
 import { serializeSse, type GatewayContext, type PluginHooks, type ResponseHead, type SseEvent, type UpstreamAttempt } from '../../core/index.js';
@@ -11,11 +12,14 @@ import type { CacheEntry } from './entry-store.js';
 import type { Entries, Semantic } from './lookup.js';
 import { entryUsage, mayCarryUsage } from './usage.js';
 import type { CacheState } from './state.js';
+import type { Flights } from './flights.js';
 
 export interface RecorderDeps {
   entries: Entries;
   semantic: Semantic | undefined;
   maxEntryBytes: number;
+  /** Undefined when `single_flight` is off. */
+  flights: Flights | undefined;
 }
 
 /** The state of a request whose current answer is still being recorded. */
@@ -31,10 +35,18 @@ function stop(state: CacheState): void {
   state.usageData = undefined;
 }
 
-export type Recorder = Required<Pick<PluginHooks, 'onUpstreamResponse' | 'onResponseHeaders' | 'onResponseChunk' | 'onResponseBody' | 'onResponseEnd'>>;
+export type Recorder = Required<Pick<PluginHooks, 'onUpstreamResponse' | 'onResponseHeaders' | 'onResponseChunk' | 'onResponseBody' | 'onResponseEnd' | 'onDone'>>;
 
 export function createRecorder(deps: RecorderDeps): Recorder {
-  const { entries, semantic, maxEntryBytes } = deps;
+  const { entries, semantic, maxEntryBytes, flights } = deps;
+
+  /** The answer of the flight this request leads is known: its followers get `entry`, or go their own way. */
+  function land(state: CacheState, entry: CacheEntry | undefined): void {
+    const flight = state.flight;
+    if (flight === undefined) return;
+    state.flight = undefined;
+    flights!.settle(flight, entry);
+  }
 
   /** An upstream answer arrived (every attempt): record it if it is a 2xx in the asked-for mode. */
   function onUpstreamResponse(ctx: GatewayContext, _attempt: UpstreamAttempt, head: ResponseHead): void {
@@ -79,13 +91,14 @@ export function createRecorder(deps: RecorderDeps): Recorder {
 
   /** The last byte went out: store, if the answer ended normally. */
   function onResponseEnd(ctx: GatewayContext): void {
-    const state = recording(ctx);
+    const state = ctx.get('cache');
     if (state === undefined) return;
+    if (!state.recording) return land(state, undefined);
     const complete = !ctx.aborted && ctx.streamError === undefined && ctx.error === undefined;
     const body = state.stream ? (state.events.length > 0 ? Buffer.from(state.events.join('')) : undefined) : state.body;
     const usageJson = state.stream ? state.usageData : state.body;
     stop(state);
-    if (!complete || body === undefined || body.length > maxEntryBytes) return;
+    if (!complete || body === undefined || body.length > maxEntryBytes) return land(state, undefined);
     const start = ctx.timings.upstreamStart;
     const entry: CacheEntry = {
       created: Date.now(),
@@ -96,6 +109,8 @@ export function createRecorder(deps: RecorderDeps): Recorder {
       latency_ms: start > 0 ? performance.now() - start : 0,
     };
     entries.write(state.workspace, state.key, entry, state.maxAgeMs);
+    // After the write: a request arriving from now on finds the entry (read-your-writes), not the flight.
+    land(state, entry);
     if (semantic === undefined || state.partition === undefined) return;
     const { partition, key, text, maxAgeMs } = state;
     if (state.vector !== undefined) return semantic.remember(partition, key, entry.created, maxAgeMs, state.vector);
@@ -107,5 +122,11 @@ export function createRecorder(deps: RecorderDeps): Recorder {
     }
   }
 
-  return { onUpstreamResponse, onResponseHeaders, onResponseChunk, onResponseBody, onResponseEnd };
+  /** The request is over: a flight it still leads (it failed before its response ended) ends with nothing. */
+  function onDone(ctx: GatewayContext): void {
+    const state = ctx.get('cache');
+    if (state !== undefined && state.flight !== undefined) land(state, undefined);
+  }
+
+  return { onUpstreamResponse, onResponseHeaders, onResponseChunk, onResponseBody, onResponseEnd, onDone };
 }

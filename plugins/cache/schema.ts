@@ -7,6 +7,8 @@
  *       max_entries: 10000           # bounds of the shared store; the oldest entries go first
  *       max_bytes: 268435456         # 256 MiB
  *       max_entry_bytes: 4194304     # an answer larger than this is never stored
+ *       single_flight: true          # concurrent identical misses make one upstream call; the others wait for it
+ *       single_flight_max_wait_ms: 60000  # past it a waiting request goes upstream itself
  *       semantic:                    # needed for `mode: semantic`; without it semantic means exact
  *         embeddings_url: http://127.0.0.1:9000/v1/embeddings
  *         api_key: sk-…
@@ -33,6 +35,8 @@ export interface CacheOptions {
   max_entries: number;
   max_bytes: number;
   max_entry_bytes: number;
+  single_flight: boolean;
+  single_flight_max_wait_ms: number;
   semantic?: SemanticOptions;
 }
 
@@ -44,6 +48,8 @@ export const cacheOptionsSchema = {
     max_entries: { type: 'integer', minimum: 1, default: 10_000 },
     max_bytes: { type: 'integer', minimum: 1024, default: 256 * 1024 * 1024 },
     max_entry_bytes: { type: 'integer', minimum: 1, default: 4 * 1024 * 1024 },
+    single_flight: { type: 'boolean', default: true },
+    single_flight_max_wait_ms: { type: 'integer', minimum: 1, default: 60_000 },
     semantic: {
       type: 'object',
       properties: {

@@ -16,6 +16,10 @@
  * forgets entries whose TTL passed, stores the entry, and evicts the entries closest to their
  * expiry until the totals fit (with one `max_age` that is the oldest first, as in LMDB).
  *
+ * Read-your-writes: a write is sent in the background; until Valkey has answered it, the entry is
+ * also held in memory and this host reads it from there (no round trip), so an answer just stored
+ * is a hit for the next identical request on this host. Other hosts see it once the write lands.
+ *
  * Faults: a lookup that cannot reach Valkey is a miss and a write is skipped; each counts in
  * `gateway_shared_state_faults_total{kind="cache"}` and an outage logs one warning. ioredis
  * reconnects by itself, so caching resumes when Valkey is back, without a restart.
@@ -112,6 +116,8 @@ export class SharedEntries {
   readonly #bytes: string;
   #closed = false;
   readonly #pending = new Set<Promise<unknown>>();
+  /** Entries sent but not acknowledged yet, by cache key (read-your-writes on this host). */
+  readonly #unsettled = new Map<string, CacheEntry>();
 
   /** `outage` is shared with the vector feed: one warning per Valkey outage for the whole cache. */
   constructor(distributed: Distributed, limits: StoreLimits, outage: Outage) {
@@ -134,6 +140,11 @@ export class SharedEntries {
 
   /** The entry under `key` in `workspace` if it was stored after `notBefore` (ms); a miss when Valkey cannot answer. */
   async fresh(workspace: string, key: string, notBefore: number): Promise<CacheEntry | undefined> {
+    if (this.#unsettled.size > 0) {
+      // The cache key hashes the workspace in: a key names one workspace's entry only.
+      const mine = this.#unsettled.get(key);
+      if (mine !== undefined && mine.created > notBefore) return mine;
+    }
     if (!this.#outage.attempt()) {
       this.#outage.skipped();
       return undefined;
@@ -158,12 +169,16 @@ export class SharedEntries {
     const value = encodeEntry(entry);
     const size = value.length + ROW_OVERHEAD;
     const { max_entries, max_bytes } = this.#limits;
+    this.#unsettled.set(key, entry);
     const done = this.#redis
       .cacheWrite(this.keyOf(workspace, key), this.#expiry, this.#sizes, this.#bytes, value, Math.ceil(ttlMs), Date.now(), size, max_entries, max_bytes, EVICT_BATCH)
       .then(
         () => this.#outage.ok(),
         (err: unknown) => this.#outage.fault(err),
-      );
+      )
+      .finally(() => {
+        if (this.#unsettled.get(key) === entry) this.#unsettled.delete(key);
+      });
     this.#pending.add(done);
     void done.finally(() => this.#pending.delete(done));
   }

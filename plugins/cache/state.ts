@@ -1,3 +1,5 @@
+import type { Flight } from './flights.js';
+
 /**
  * The cache's per-request state (`ctx.get('cache')`), set by the lookup for each upstream attempt
  * and read by the response hooks that record the answer.
@@ -6,7 +8,8 @@
  *   onUpstreamResponse  recording = 2xx and the answer's mode matches the request's
  *   onResponseHeaders   a non-2xx, or a second head (a later plugin replaced the answer) → stop
  *   onResponseChunk     collect the events (streams)      onResponseBody  keep the body (plain)
- *   onResponseEnd       store, if the response ended normally
+ *   onResponseEnd       store, if the response ended normally; settle the flight this request leads
+ *   onDone              settle the flight if nothing did (the request failed before its response ended)
  */
 
 export interface CacheState {
@@ -21,6 +24,8 @@ export interface CacheState {
   refresh: boolean;
   /** The answer came from the cache: nothing to record. */
   hit: boolean;
+  /** The single flight this request leads (its key's first miss); settled when its answer is known. */
+  flight: Flight | undefined;
   /** Semantic mode with prompt text: the partition, the text and (once embedded) its vector. */
   partition: string | undefined;
   text: string | undefined;

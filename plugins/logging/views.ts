@@ -40,6 +40,7 @@ const fields: Record<string, S.JsonSchema> = {
   last_used_option_index: S.str,
   retry_count: S.int,
   cache_status: S.str,
+  cache_wait_ms: nullableNum,
   stream: S.bool,
   status: S.int,
   is_success: S.bool,
@@ -58,6 +59,6 @@ const fields: Record<string, S.JsonSchema> = {
 /** One request log (GET /v1/logs/:id, and each item of GET /v1/logs). */
 export const logSchema = S.record(
   fields,
-  // error_detail is absent on records written before it existed.
-  Object.keys(fields).filter((k) => k !== 'request_body' && k !== 'response_body' && k !== 'error_detail'),
+  // error_detail and cache_wait_ms are absent on records written before they existed.
+  Object.keys(fields).filter((k) => k !== 'request_body' && k !== 'response_body' && k !== 'error_detail' && k !== 'cache_wait_ms'),
 );
