@@ -6,28 +6,33 @@
  * kept as the bytes received so the router can forward them untouched.
  *
  * A deadline bounds how long the client may take to send the body: Node enforces
- * `server.request_timeout` itself only on cleartext HTTP/1.1 connections, so for HTTP/2 streams
- * (and HTTP/1.1 over TLS) this is what turns a slow-body client into a 408.
+ * `server.request_timeout` itself only on HTTP/1.1 connections, so for HTTP/2 streams this is what
+ * turns a slow-body client into a 408.
+ *
+ * The source is what carries the body: Node's HTTP/1.1 request, or the HTTP/2 stream itself (the
+ * gateway serves HTTP/2 on the core stream API, see core/server.ts). Both emit `data`, `end` and
+ * `aborted` (the HTTP/2 stream emits `aborted` whenever it closes before the answer ended).
  */
 import { isUtf8 } from 'node:buffer';
-import type { IncomingMessage } from 'node:http';
-import type { Http2ServerRequest } from 'node:http2';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { ServerHttp2Stream } from 'node:http2';
 import { Errors } from './errors.js';
 
-export type ClientRequest = IncomingMessage | Http2ServerRequest;
+export type BodySource = IncomingMessage | ServerHttp2Stream;
 
 const EMPTY = Buffer.alloc(0);
 
 /**
- * Reads the whole body, refusing more than `limit` bytes (413) and, when `timeoutMs` is given, a
+ * Reads the whole body (`headers` are the request's), refusing more than `limit` bytes (413) and, when `timeoutMs` is given, a
  * body still incomplete after that many ms (408 `request_timeout`).
  */
-export function readBody(req: ClientRequest, limit: number, timeoutMs?: number): Promise<Buffer> {
-  const declared = req.headers['content-length'];
+export function readBody(req: BodySource, headers: IncomingHttpHeaders, limit: number, timeoutMs?: number): Promise<Buffer> {
+  const declared = headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
     return Promise.reject(Errors.bodyTooLarge(`The request body exceeds the limit of ${limit} bytes.`));
   }
-  if (req.readableEnded) return Promise.resolve(EMPTY);
+  // An HTTP/2 stream whose HEADERS frame ended it carries no body: no need to wait for its 'end'.
+  if (req.readableEnded || (req as ServerHttp2Stream).endAfterHeaders === true) return Promise.resolve(EMPTY);
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

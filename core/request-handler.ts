@@ -9,17 +9,19 @@
  * response is ended visibly (see ResponseWriter.failStream). Nothing here may crash the process.
  */
 import { performance } from 'node:perf_hooks';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { constants as h2, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { GatewayContext, type Outcome } from './context.js';
-import { ResponseWriter, type ClientResponse } from './response-writer.js';
+import { ResponseWriter, respondWhole } from './response-writer.js';
 import { Errors, isGatewayError, toGatewayError } from './errors.js';
 import { runHooks, runObservers, type Stop } from './pipeline.js';
 import { ALL_PLUGINS, sendError, sendReply } from './respond.js';
-import { isJsonContentType, parseJsonObject, readBody, type ClientRequest } from './body-reader.js';
+import { isJsonContentType, parseJsonObject, readBody, type BodySource } from './body-reader.js';
 import { routeRequest } from './router/index.js';
 import { headerValue } from './upstream/headers.js';
 import { checkLookupHeaders } from './validation/lookup-bounds.js';
 import { nonFiniteNumber } from './validation/finite-numbers.js';
+import type { ConnectionHandlers } from './server.js';
 import type { Runtime } from './runtime.js';
 
 export interface HandlerState {
@@ -30,35 +32,71 @@ export interface HandlerState {
 }
 
 const HEALTH_BODY = '{"status":"ok"}';
+const HEALTH_HEADERS_H1 = { 'content-type': 'application/json', 'content-length': HEALTH_BODY.length };
+const HEALTH_HEADERS_H2 = { ...HEALTH_HEADERS_H1, [h2.HTTP2_HEADER_STATUS]: 200 };
 
-export function createRequestHandler(state: HandlerState): (req: ClientRequest, res: ClientResponse) => void {
-  return function handleRequest(req, res) {
-    const start = performance.now();
-    const rt = state.runtime();
-    const method = req.method ?? 'GET';
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const route = rt.routes.match(method, q === -1 ? url : url.slice(0, q));
-
-    if (route.kind === 'health') {
-      // The liveness probe: no plugins, no context; answered before anything else can fail.
-      (res as ServerResponse).writeHead(200, { 'content-type': 'application/json', 'content-length': HEALTH_BODY.length });
-      res.end(HEALTH_BODY);
-      return;
-    }
-
-    const ctx = new GatewayContext({ method, url, headers: req.headers, httpVersion: req.httpVersion, route, log: rt.log, start, remoteAddress: req.socket?.remoteAddress });
-    const out = new ResponseWriter(res, ctx, { closeConnection: state.draining });
-    rt.inflight++;
-    serve(rt, ctx, out, req)
-      .catch((err: unknown) => rt.log.error('request handler failed', { requestId: ctx.id, err }))
-      .finally(() => {
-        rt.inflight--;
-      });
+/**
+ * The two entry points the listener calls: HTTP/1.1 with Node's request and response, HTTP/2 with
+ * the bare stream (see core/server.ts for why not the compatibility layer). Both end in the same
+ * {@link begin}; only the objects that read the body and write the answer differ.
+ */
+export function createRequestHandler(state: HandlerState): ConnectionHandlers {
+  return {
+    http1(req: IncomingMessage, res: ServerResponse) {
+      const start = performance.now();
+      const rt = state.runtime();
+      const method = req.method ?? 'GET';
+      const url = req.url ?? '/';
+      const route = rt.routes.match(method, pathOf(url));
+      if (route.kind === 'health') {
+        // The liveness probe: no plugins, no context; answered before anything else can fail.
+        res.writeHead(200, HEALTH_HEADERS_H1);
+        res.end(HEALTH_BODY);
+        return;
+      }
+      const ctx = new GatewayContext({ method, url, headers: req.headers, httpVersion: req.httpVersion, route, log: rt.log, start, remoteAddress: req.socket?.remoteAddress });
+      begin(rt, ctx, new ResponseWriter(res, ctx, { closeConnection: state.draining }), req);
+    },
+    http2(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, remoteAddress: string | undefined) {
+      const start = performance.now();
+      const rt = state.runtime();
+      // CONNECT has no :path; it falls to the router's 404/405 like any unknown request.
+      // Node hands pseudo-headers over as single strings (a repeated one is a protocol error).
+      const method = (headers[h2.HTTP2_HEADER_METHOD] as string | undefined) ?? 'GET';
+      const url = (headers[h2.HTTP2_HEADER_PATH] as string | undefined) ?? '/';
+      const expect = headers.expect;
+      if (expect !== undefined) {
+        // What Node's compatibility layer and the HTTP/1.1 server do: a 100 for `100-continue`,
+        // 417 for any other expectation.
+        if (expect.toLowerCase() !== '100-continue') return void stream.respond({ [h2.HTTP2_HEADER_STATUS]: 417 }, { endStream: true });
+        stream.additionalHeaders({ [h2.HTTP2_HEADER_STATUS]: 100 });
+      }
+      const route = rt.routes.match(method, pathOf(url));
+      if (route.kind === 'health') {
+        respondWhole(stream, HEALTH_HEADERS_H2, HEALTH_BODY);
+        return;
+      }
+      const ctx = new GatewayContext({ method, url, headers, httpVersion: '2.0', route, log: rt.log, start, remoteAddress });
+      begin(rt, ctx, new ResponseWriter(stream, ctx, { closeConnection: state.draining }), stream);
+    },
   };
 }
 
-async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req: ClientRequest): Promise<void> {
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+function begin(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, body: BodySource): void {
+  rt.inflight++;
+  serve(rt, ctx, out, body)
+    .catch((err: unknown) => rt.log.error('request handler failed', { requestId: ctx.id, err }))
+    .finally(() => {
+      rt.inflight--;
+    });
+}
+
+async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req: BodySource): Promise<void> {
   const pipeline = rt.pipeline;
   let limit = ALL_PLUGINS;
   try {
@@ -117,7 +155,7 @@ function bodyDeadline(rt: Runtime, ctx: GatewayContext): number {
 }
 
 /** Reads the body the route needs: every body for pass-through, a validated JSON object for model routes. */
-async function readRequestBody(rt: Runtime, ctx: GatewayContext, req: ClientRequest): Promise<void> {
+async function readRequestBody(rt: Runtime, ctx: GatewayContext, req: BodySource): Promise<void> {
   const route = ctx.route;
   if (route.kind === 'plugin') {
     const mode = route.route.body ?? (ctx.method === 'GET' || ctx.method === 'DELETE' ? 'none' : 'json');
@@ -126,7 +164,7 @@ async function readRequestBody(rt: Runtime, ctx: GatewayContext, req: ClientRequ
     // parsed or audited, so a key cannot make the audit trail store megabytes per refused call.
     const server = rt.config.server;
     const limit = route.route.bodyLimit === 'admin' ? Math.min(server.admin_body_limit, server.body_limit) : server.body_limit;
-    ctx.rawBody = await readBody(req, limit, bodyDeadline(rt, ctx));
+    ctx.rawBody = await readBody(req, ctx.headers, limit, bodyDeadline(rt, ctx));
     if (mode === 'json') {
       if (ctx.rawBody.length === 0) ctx.body = {};
       else {
@@ -140,7 +178,7 @@ async function readRequestBody(rt: Runtime, ctx: GatewayContext, req: ClientRequ
     return;
   }
   if (route.kind === 'model') requireJson(ctx);
-  ctx.rawBody = await readBody(req, rt.config.server.body_limit, bodyDeadline(rt, ctx));
+  ctx.rawBody = await readBody(req, ctx.headers, rt.config.server.body_limit, bodyDeadline(rt, ctx));
   if (route.kind !== 'model') return;
   const body = parseJsonObject(ctx.rawBody);
   const invalid = rt.validate(route.name, body);

@@ -1,43 +1,86 @@
 /**
- * The one owner of the client response (HTTP/1.1 `ServerResponse` or HTTP/2 compat response).
+ * The one owner of the client response: Node's HTTP/1.1 `ServerResponse`, or the HTTP/2 stream
+ * itself (the gateway serves HTTP/2 on the core stream API, see core/server.ts).
  *
  * It adds the gateway's headers to every head, honours backpressure (`write()` → false means wait
  * for `drain`), sends SSE `: ping` comments while a stream waits for its first upstream byte, and
  * makes failures visible: before the head, an error reply; after it, an SSE `event: error` (for
- * event streams) or a destroyed connection, never a normal-looking end.
+ * event streams) or a reset connection or stream, never a normal-looking end.
+ *
+ * Syscalls: a whole answer leaves in one write. On HTTP/1.1 Node corks the socket from the first
+ * write to the next tick, so head, body and end written in one tick go out together; on HTTP/2 a
+ * bodyless answer is one HEADERS frame with END_STREAM, and the session sends every frame queued
+ * in a tick (any stream) in one write.
  */
-import type { ServerResponse } from 'node:http';
-import { constants as h2, type Http2ServerResponse } from 'node:http2';
+import { validateHeaderName, validateHeaderValue, type ServerResponse } from 'node:http';
+import { constants as h2, type ServerHttp2Stream } from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import type { GatewayContext } from './context.js';
 import type { GatewayError } from './errors.js';
 
-export type ClientResponse = ServerResponse | Http2ServerResponse;
 type Headers = Record<string, string | string[] | number>;
 
 const PING = Buffer.from(': ping\n\n');
+const END_STREAM = { endStream: true };
+/**
+ * A head with a body to follow waits for trailers, and the trailers are empty: the body's end is
+ * then an empty DATA frame with END_STREAM, sent once the last write completed. Without it the
+ * stream can close (the client's request being complete) before Node reports the last write done:
+ * Node then destroys the stream without ever emitting 'finish', so a complete answer looks like a
+ * client gone away, and it builds an ERR_STREAM_DESTROYED with a stack trace per response (about
+ * 5 % of the CPU under load). Node's compatibility layer sends its answers the same way.
+ */
+const WAIT_FOR_TRAILERS = { waitForTrailers: true };
+const NO_TRAILERS = {};
+
+function sendNoTrailers(this: ServerHttp2Stream): void {
+  this.sendTrailers(NO_TRAILERS);
+}
+
+/** A whole HTTP/2 answer outside any request context (the liveness probe): head, body, end. */
+export function respondWhole(stream: ServerHttp2Stream, headers: Record<string, string | number>, body: string): void {
+  stream.once('wantTrailers', sendNoTrailers);
+  stream.respond(headers, WAIT_FOR_TRAILERS);
+  stream.end(body);
+}
+
+/**
+ * Connection-specific headers, which HTTP/2 forbids (RFC 9113 §8.2.2): Node's stream API throws
+ * on them, where its compatibility layer silently dropped them; they are dropped here too.
+ */
+const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te']);
 
 export class ResponseWriter {
-  readonly #res: ClientResponse;
+  /** The HTTP/1.1 response, or undefined on HTTP/2. */
+  readonly #res: ServerResponse | undefined;
+  /** The HTTP/2 stream, or undefined on HTTP/1.1. */
+  readonly #stream: ServerHttp2Stream | undefined;
   readonly #ctx: GatewayContext;
-  readonly #h1: boolean;
   #pingTimer: NodeJS.Timeout | undefined;
   /** The head was sent by the ping machinery as `200 text/event-stream`, before any upstream answer. */
   #pinged = false;
   #closeAfter: boolean;
+  /** HTTP/2: the gateway ended the stream (its last frame is queued). */
+  #ended = false;
   /** Resolves once the response is finished or the client went away. */
   readonly done: Promise<void>;
 
-  constructor(res: ClientResponse, ctx: GatewayContext, options: { closeConnection: boolean }) {
-    this.#res = res;
+  constructor(target: ServerResponse | ServerHttp2Stream, ctx: GatewayContext, options: { closeConnection: boolean }) {
+    const h1 = ctx.httpVersion.charCodeAt(0) === 49; // '1'
+    this.#res = h1 ? (target as ServerResponse) : undefined;
+    this.#stream = h1 ? undefined : (target as ServerHttp2Stream);
     this.#ctx = ctx;
-    this.#h1 = ctx.httpVersion.charCodeAt(0) === 49; // '1'
     this.#closeAfter = options.closeConnection;
     this.done = new Promise((resolve) => {
-      res.once('close', () => {
+      target.once('close', () => {
         this.stopPings();
-        // 'close' before 'finish' means the client went away mid-response: abort upstream work.
-        if (!res.writableFinished) ctx.abort(new Error('client closed the connection'));
+        // The client went away mid-response: abort upstream work. On HTTP/1.1 that is 'close'
+        // before 'finish'. An HTTP/2 stream reset by the client first ends its writable side
+        // (Node does it), so 'finish' says nothing there: the stream must close with NO_ERROR
+        // after the gateway ended it.
+        if (this.#stream === undefined ? !target.writableFinished : !this.#ended || this.#stream.rstCode !== h2.NGHTTP2_NO_ERROR) {
+          ctx.abort(new Error('client closed the connection'));
+        }
         resolve();
       });
     });
@@ -49,7 +92,7 @@ export class ResponseWriter {
   }
 
   get headersSent(): boolean {
-    return this.#res.headersSent;
+    return this.#stream === undefined ? this.#res!.headersSent : this.#stream.headersSent;
   }
 
   /** True when the head went out as a 200 event stream before the upstream answered (pings). */
@@ -59,11 +102,16 @@ export class ResponseWriter {
 
   /** False once the client is gone or the response ended. */
   get writable(): boolean {
-    return !this.#res.destroyed && !this.#res.writableEnded;
+    const target = this.#stream ?? this.#res!;
+    return !target.destroyed && !target.writableEnded;
   }
 
   /** Writes the head with the gateway headers added. `proxied` adds the routing headers. */
   writeHead(status: number, headers: Headers, proxied: boolean): void {
+    this.#head(status, headers, proxied, false);
+  }
+
+  #head(status: number, headers: Headers, proxied: boolean, endStream: boolean): void {
     const ctx = this.#ctx;
     ctx.status = status;
     headers['x-gateway-trace-id'] = ctx.traceId;
@@ -76,8 +124,29 @@ export class ResponseWriter {
       headers['x-gateway-cache-status'] = ctx.cacheStatus;
     }
     headers['server-timing'] = this.serverTiming();
-    if (this.#closeAfter && this.#h1) headers['connection'] = 'close';
-    this.#res.writeHead(status, headers as Record<string, string | string[]>);
+    const stream = this.#stream;
+    if (stream === undefined) {
+      if (this.#closeAfter) headers['connection'] = 'close';
+      this.#res!.writeHead(status, headers as Record<string, string | string[]>);
+      return;
+    }
+    // A stream the client already reset takes no head (the compatibility layer ignored it too).
+    if (stream.destroyed || stream.closed) return;
+    for (const name in headers) {
+      const lower = name.toLowerCase();
+      if (CONNECTION_SPECIFIC.has(lower)) {
+        delete headers[name];
+        continue;
+      }
+      // The checks HTTP/1.1's writeHead makes: the stream API sends whatever it is given.
+      validateHeaderName(lower);
+      validateHeaderValue(lower, headers[name] as string); // numbers and arrays are checked as their text
+    }
+    headers[h2.HTTP2_HEADER_STATUS] = status;
+    if (endStream) return stream.respond(headers, END_STREAM);
+    // Before respond(): a HEAD or 204 answer ends with its head.
+    stream.once('wantTrailers', sendNoTrailers);
+    stream.respond(headers, WAIT_FOR_TRAILERS);
   }
 
   /** `Server-Timing`: the gateway's own share and the upstream wait, in ms. */
@@ -91,18 +160,30 @@ export class ResponseWriter {
   /** Writes a chunk; false means the client is slow: wait for {@link onDrain} before writing more. */
   write(chunk: Buffer | string): boolean {
     if (this.#ctx.timings.firstByte === 0) this.#ctx.timings.firstByte = performance.now();
-    return (this.#res as ServerResponse).write(chunk);
+    const stream = this.#stream;
+    if (stream === undefined) return this.#res!.write(chunk);
+    // A reset stream, or a HEAD/204/304 answer (ended by its head), takes no body.
+    if (stream.destroyed || stream.writableEnded) return true;
+    return stream.write(chunk);
   }
 
   onDrain(callback: () => void): void {
-    this.#res.once('drain', callback);
+    (this.#stream ?? this.#res!).once('drain', callback);
   }
 
   end(chunk?: Buffer | string): void {
     this.stopPings();
-    if (this.#closeAfter && !this.#h1) this.resetUnreadStream();
-    if (chunk !== undefined) (this.#res as ServerResponse).end(chunk);
-    else this.#res.end();
+    const stream = this.#stream;
+    if (stream === undefined) {
+      if (chunk !== undefined) this.#res!.end(chunk);
+      else this.#res!.end();
+      return;
+    }
+    this.#ended = true;
+    if (this.#closeAfter) this.resetUnreadStream(stream);
+    if (stream.destroyed || stream.writableEnded) return;
+    if (chunk !== undefined) stream.end(chunk);
+    else stream.end();
   }
 
   /**
@@ -111,8 +192,7 @@ export class ResponseWriter {
    * sending (RFC 9113 §8.1). Without it the stream stays half-open while the client keeps
    * sending. A stream whose request is complete is left alone.
    */
-  private resetUnreadStream(): void {
-    const stream = (this.#res as Http2ServerResponse).stream;
+  private resetUnreadStream(stream: ServerHttp2Stream): void {
     stream.once('finish', () => {
       if (!stream.closed && !stream.destroyed && stream.state.remoteClose !== 1) stream.close(h2.NGHTTP2_NO_ERROR);
     });
@@ -121,8 +201,16 @@ export class ResponseWriter {
   /** Sends a whole body with a head (replies, errors, buffered upstream answers). */
   send(status: number, headers: Headers, body: Buffer | string | undefined, proxied: boolean): void {
     if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
-    this.writeHead(status, headers, proxied);
-    this.end(body);
+    if (this.#stream === undefined || (body !== undefined && body.length > 0)) {
+      this.#head(status, headers, proxied, false);
+      this.end(body);
+      return;
+    }
+    // HTTP/2 without a body: the head ends the stream (one HEADERS frame with END_STREAM).
+    this.stopPings();
+    this.#ended = true;
+    if (this.#closeAfter) this.resetUnreadStream(this.#stream);
+    this.#head(status, headers, proxied, true);
   }
 
   /** The error reply before any head was sent, in the one error shape. */
@@ -134,17 +222,20 @@ export class ResponseWriter {
 
   /**
    * A failure after the head was sent. Event streams get a final `event: error` carrying the error
-   * object and are then ended; any other body is cut off (the connection or HTTP/2 stream is reset),
-   * so no client mistakes a truncated answer for a complete one.
+   * object and are then ended; any other body is cut off (the connection is destroyed, or the
+   * HTTP/2 stream reset with INTERNAL_ERROR: a reset with NO_ERROR would end the body normally for
+   * the client), so no client mistakes a truncated answer for a complete one.
    */
   failStream(err: GatewayError | Record<string, unknown>, sse: boolean): void {
     this.stopPings();
     if (!this.writable) return;
     if (sse) {
       const body = 'toJSON' in err && typeof err.toJSON === 'function' ? err.toJSON() : err;
-      (this.#res as ServerResponse).end(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
+      this.end(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
+    } else if (this.#stream !== undefined) {
+      this.#stream.close(h2.NGHTTP2_INTERNAL_ERROR);
     } else {
-      this.#res.destroy();
+      this.#res!.destroy();
     }
   }
 
@@ -157,11 +248,12 @@ export class ResponseWriter {
     if (interval <= 0 || this.#pingTimer) return;
     const tick = (): void => {
       if (!this.writable) return this.stopPings();
-      if (!this.#res.headersSent) {
+      if (!this.headersSent) {
         this.#pinged = true;
         this.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }, true);
       }
-      (this.#res as ServerResponse).write(PING);
+      if (this.#stream === undefined) this.#res!.write(PING);
+      else this.#stream.write(PING);
     };
     this.#pingTimer = setInterval(tick, interval);
     this.#pingTimer.unref();
@@ -177,6 +269,6 @@ export class ResponseWriter {
   /** Tears the response down (client gone, or the gateway must stop writing). */
   destroy(): void {
     this.stopPings();
-    this.#res.destroy();
+    (this.#stream ?? this.#res!).destroy();
   }
 }

@@ -1,11 +1,20 @@
 /**
  * The listener: one port for HTTP/1.1 and cleartext HTTP/2 (prior knowledge), or TLS with ALPN
- * (h2 and http/1.1) when `server.tls` is set.
+ * (h2 and http/1.1) when `server.tls` is set. Both shapes hand each connection to the same two
+ * servers:
  *
  *   cleartext:  net.Server ──sniff first bytes──▶ "PRI * HTTP/2.0…" ? http2.Server : http.Server
- *   TLS:        http2.SecureServer (allowHTTP1) ── ALPN picks h2 or http/1.1
+ *   TLS:        tls.Server ──ALPN (h2, http/1.1)──▶ http2.Server | http.Server
  *
- * The sniffed sockets are handed over with `emit('connection')`. Such an http.Server never called
+ * HTTP/2 is served on the core stream API (`'stream'` with the stream and its headers), not on
+ * Node's compatibility layer (Http2ServerRequest/Http2ServerResponse): that layer builds two
+ * objects and about a dozen listeners per stream and re-validates every header, which made h2
+ * several times slower than HTTP/1.1 per request. An http2 server only builds it once someone
+ * listens for `'request'`, so nobody here does; with TLS, HTTP/1.1 is not served through the h2
+ * server's `allowHTTP1` fallback (which is such a listener) but through the plain http.Server,
+ * which also gives HTTP/1.1 over TLS the same header and request timeouts as cleartext.
+ *
+ * The handed-over sockets arrive with `emit('connection')`. Such an http.Server never called
  * `listen()`, so it must be told `emit('listening')`, or Node never starts the connection checks
  * behind `headersTimeout`/`requestTimeout` and a slow client is never answered 408.
  *
@@ -22,6 +31,7 @@
  * what is left.
  */
 import net from 'node:net';
+import tls from 'node:tls';
 import http, { STATUS_CODES } from 'node:http';
 import http2 from 'node:http2';
 import { readFileSync } from 'node:fs';
@@ -29,8 +39,6 @@ import { resolve as resolvePath } from 'node:path';
 import type { ServerConfig } from './config/types.js';
 import type { Logger } from './logger.js';
 import { Errors, type GatewayError } from './errors.js';
-import type { ClientRequest } from './body-reader.js';
-import type { ClientResponse } from './response-writer.js';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
@@ -42,70 +50,81 @@ export interface Listener {
   close(graceMs: number, inflight: () => number): Promise<void>;
 }
 
-type Handler = (req: ClientRequest, res: ClientResponse) => void;
+/** What the listener calls: one entry point per protocol, each with Node's own objects. */
+export interface ConnectionHandlers {
+  http1(req: http.IncomingMessage, res: http.ServerResponse): void;
+  /** One HTTP/2 request: its stream, its headers (pseudo-headers included) and the peer address. */
+  http2(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, remoteAddress: string | undefined): void;
+}
 
-export async function listen(config: ServerConfig, handler: Handler, log: Logger, baseDir: string): Promise<Listener> {
+export async function listen(config: ServerConfig, handlers: ConnectionHandlers, log: Logger, baseDir: string): Promise<Listener> {
   const sockets = new Set<net.Socket>();
   const sessions = new Set<http2.Http2Session>();
-  const h2Settings: http2.Settings = { maxHeaderListSize: config.max_header_size };
+  const backstopMs = config.request_timeout + STREAM_BACKSTOP_MARGIN_MS;
 
-  const onSession = (session: http2.Http2Session): void => {
+  const h1 = http.createServer(
+    {
+      keepAliveTimeout: config.keep_alive_timeout,
+      headersTimeout: Math.min(config.headers_timeout, config.request_timeout),
+      requestTimeout: config.request_timeout,
+      maxHeaderSize: config.max_header_size,
+      noDelay: true,
+      // Node checks the two timeouts above on this interval (default 30 s): keep it tight.
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(config.headers_timeout / 4))),
+    },
+    handlers.http1,
+  );
+  h1.on('clientError', answerClientError);
+  h1.emit('listening');
+
+  // No request listener: see the file comment (the compatibility layer stays off).
+  const h2 = http2.createServer({ settings: { maxHeaderListSize: config.max_header_size } });
+  h2.on('session', (session: http2.ServerHttp2Session) => {
     sessions.add(session);
     // The HTTP/2 form of the headers timeout: a session that has not completed the headers of a
     // first stream in time (a client dribbling a HEADERS frame byte by byte keeps the idle timer
     // below alive) is cut.
     const firstStream = setTimeout(() => session.destroy(), config.headers_timeout);
-    session.once('stream', () => clearTimeout(firstStream));
     session.once('close', () => {
       clearTimeout(firstStream);
       sessions.delete(session);
     });
     // An idle session is closed gracefully (GOAWAY): open streams finish first.
     session.setTimeout(config.keep_alive_timeout, () => session.close());
-  };
-  const onStream = (stream: http2.ServerHttp2Stream): void => guardStream(stream, config.request_timeout + STREAM_BACKSTOP_MARGIN_MS);
+    // Read once per session: the session's socket is a proxy object, costly to ask per stream.
+    const remoteAddress = session.socket.remoteAddress;
+    session.on('stream', (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
+      clearTimeout(firstStream);
+      // Without a listener a stream error (a client's RST_STREAM with an error code) would be
+      // thrown; the response writer sees the stream close and aborts the request instead.
+      stream.on('error', ignoreStreamError);
+      guardStream(stream, backstopMs);
+      handlers.http2(stream, headers, remoteAddress);
+    });
+  });
 
   let front: net.Server;
-  let h1: http.Server | undefined;
   if (config.tls) {
-    const secure = http2.createSecureServer(
+    front = tls.createServer(
       {
         key: readFileSync(resolvePath(baseDir, config.tls.key)),
         cert: readFileSync(resolvePath(baseDir, config.tls.cert)),
-        allowHTTP1: true,
-        settings: h2Settings,
-      },
-      handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
-    );
-    secure.on('session', onSession);
-    secure.on('stream', onStream);
-    secure.on('secureConnection', (socket: net.Socket) => track(sockets, socket));
-    // HTTP/1.1 over TLS shares this server; bound its idle connections the same way.
-    secure.setTimeout(config.keep_alive_timeout);
-    front = secure;
-  } else {
-    h1 = http.createServer(
-      {
-        keepAliveTimeout: config.keep_alive_timeout,
-        headersTimeout: Math.min(config.headers_timeout, config.request_timeout),
-        requestTimeout: config.request_timeout,
-        maxHeaderSize: config.max_header_size,
+        ALPNProtocols: ['h2', 'http/1.1'],
+        // RFC 9113 §9.2: HTTP/2 over TLS needs TLS 1.2 or later (what http2.createSecureServer sets).
+        minVersion: 'TLSv1.2',
         noDelay: true,
-        // Node checks the two timeouts above on this interval (default 30 s): keep it tight.
-        connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(config.headers_timeout / 4))),
       },
-      handler as (req: http.IncomingMessage, res: http.ServerResponse) => void,
+      (socket) => {
+        track(sockets, socket);
+        // A client that offered no ALPN (alpnProtocol false) speaks HTTP/1.1.
+        (socket.alpnProtocol === 'h2' ? h2 : h1).emit('connection', socket);
+      },
     );
-    h1.on('clientError', answerClientError);
-    const h2 = http2.createServer({ settings: h2Settings }, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
-    h2.on('session', onSession);
-    h2.on('stream', onStream);
-    const h1Server = h1;
+  } else {
     front = net.createServer({ noDelay: true }, (socket) => {
       track(sockets, socket);
-      sniff(socket, config.headers_timeout, (isH2) => (isH2 ? h2 : h1Server).emit('connection', socket));
+      sniff(socket, config.headers_timeout, (isH2) => (isH2 ? h2 : h1).emit('connection', socket));
     });
-    h1.emit('listening');
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -127,12 +146,12 @@ export async function listen(config: ServerConfig, handler: Handler, log: Logger
       for (const session of sessions) session.close();
       const deadline = Date.now() + graceMs;
       while (Date.now() < deadline) {
-        h1?.closeIdleConnections();
+        h1.closeIdleConnections();
         if (inflight() === 0) break;
         await new Promise((r) => setTimeout(r, 25));
       }
       if (inflight() > 0) log.warn('grace period over: closing connections with requests in flight', { inflight: inflight() });
-      h1?.closeIdleConnections();
+      h1.closeIdleConnections();
       for (const session of sessions) session.destroy();
       for (const socket of sockets) socket.destroy();
     },
@@ -172,6 +191,8 @@ function guardStream(stream: http2.ServerHttp2Stream, timeoutMs: number): void {
   }, timeoutMs);
   stream.once('close', () => clearTimeout(timer));
 }
+
+function ignoreStreamError(): void {}
 
 function track(sockets: Set<net.Socket>, socket: net.Socket): void {
   sockets.add(socket);

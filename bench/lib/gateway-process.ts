@@ -11,7 +11,7 @@ import { freePort } from './ports.js';
 import { startService, type Service } from './processes.js';
 
 const GATEWAY_CLI = fileURLToPath(new URL('../../core/cli.js', import.meta.url));
-const READY = /listening on (http:\/\/[^\s]+)/;
+const READY = /listening on (https?:\/\/[^\s]+)/;
 
 export interface GatewayProcessOptions {
   pinning: Pinning;
@@ -25,6 +25,8 @@ export interface GatewayProcessOptions {
   env?: Record<string, string>;
   /** Node flags before the script (`--cpu-prof`, …). */
   nodeFlags?: string[];
+  /** More `server:` keys as YAML flow text, e.g. `tls: {cert: …, key: …}`. */
+  server?: string;
 }
 
 export async function startGatewayProcess(options: GatewayProcessOptions): Promise<Service> {
@@ -33,7 +35,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
   const config = join(options.dir, 'gateway.yaml');
   writeFileSync(
     config,
-    `server: {host: 127.0.0.1, port: ${port}}\nstore: {path: ${JSON.stringify(join(options.dir, 'data'))}}\nsecurity: {custom_hosts: {allow: [127.0.0.1]}}\npipeline: ${options.pipeline}\n`,
+    `server: {host: 127.0.0.1, port: ${port}${options.server ? `, ${options.server}` : ''}}\nstore: {path: ${JSON.stringify(join(options.dir, 'data'))}}\nsecurity: {custom_hosts: {allow: [127.0.0.1]}}\npipeline: ${options.pipeline}\n`,
   );
   const { command, args } = options.pinning.wrap('proxy', process.execPath, [...(options.nodeFlags ?? []), GATEWAY_CLI, 'start', '--config', config]);
   return startService({ name: options.name, command, args, ready: READY, env: { ...process.env, ...options.env } });

@@ -1,7 +1,9 @@
 /**
  * h2load runner. An `http://` URL makes h2load speak h2c with prior knowledge (no Upgrade), which
- * is what the gateway's shared h1/h2c port sniffs for. h2load reports no percentiles, only
- * throughput and min/mean/max, so this is a sanity check, not a latency measurement.
+ * is what the gateway's shared h1/h2c port sniffs for; an `https://` URL negotiates h2 by ALPN
+ * (h2load does not verify the certificate). A run is either a request count (`requests`) or a
+ * duration (`durationSec`, with an optional warm-up whose requests are not counted). h2load
+ * reports no percentiles, only throughput and min/mean/max, so no latency claim is made from it.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +15,11 @@ import type { BenchRequest } from './targets.js';
 export interface H2loadSpec {
   origin: string;
   request: BenchRequest;
-  requests: number;
+  /** A fixed number of requests; or, when absent, `durationSec`. */
+  requests?: number;
+  durationSec?: number;
+  /** With `durationSec`: seconds of load before the measured part (h2load `--warm-up-time`). */
+  warmupSec?: number;
   clients: number;
   /** Max concurrent streams per connection. */
   streams: number;
@@ -49,11 +55,12 @@ export async function runH2load(spec: H2loadSpec, pinning: Pinning): Promise<H2l
   const dir = runTempDir('h2load');
   const bodyFile = join(dir, 'body.json');
   writeFileSync(bodyFile, spec.request.body);
-  const args = ['-n', String(spec.requests), '-c', String(spec.clients), '-m', String(spec.streams), '-d', bodyFile];
+  const amount = spec.requests !== undefined ? ['-n', String(spec.requests)] : ['-D', String(spec.durationSec ?? 10), ...(spec.warmupSec ? [`--warm-up-time=${spec.warmupSec}`] : [])];
+  const args = [...amount, '-c', String(spec.clients), '-m', String(spec.streams), '-d', bodyFile];
   for (const [name, value] of Object.entries(spec.request.headers)) args.push('-H', `${name}: ${value}`);
   args.push(`${spec.origin}${spec.request.path}`);
   const { command, args: pinned } = pinning.wrap('load', 'h2load', args);
-  const result = await runCommand(command, pinned, 120_000);
+  const result = await runCommand(command, pinned, 120_000 + 2000 * ((spec.durationSec ?? 0) + (spec.warmupSec ?? 0)));
   if (result.code !== 0) throw new Error(`h2load failed (code ${result.code}): ${result.stderr || result.stdout}`);
   return parseH2load(result.stdout);
 }

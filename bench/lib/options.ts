@@ -28,7 +28,7 @@ export const USAGE = `Usage: node dist/bench/run.js [options]
   --rounds N       interleaved rounds, median reported (default 3)
   --connections N  connections for the throughput scenario (default 32)
   --streams N      streamed requests per target per round (default 20)
-  --only a,b       run only these scenarios (throughput, latency-c1, streaming, h2c, dialects,
+  --only a,b       run only these scenarios (throughput, latency-c1, streaming, http2, dialects,
                    governance, default-pipeline, distributed, cache-hit, event-loop,
                    analytics, logs, memory; soak runs only when named)
   --quick          duration 3, warmup 1, rounds 1, streams 10: a fast smoke run

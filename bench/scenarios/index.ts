@@ -11,7 +11,7 @@ import { dialects } from './dialects.js';
 import { distributed } from './distributed.js';
 import { eventLoop } from './event-loop.js';
 import { governance } from './governance.js';
-import { h2c } from './h2c.js';
+import { http2 } from './http2.js';
 import { latencyC1 } from './latency-c1.js';
 import { logs } from './logs.js';
 import { memory } from './memory.js';
@@ -19,4 +19,4 @@ import { soak } from './soak.js';
 import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
 
-export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, h2c, dialects, governance, defaultPipeline, distributed, cacheHit, eventLoop, analytics, logs, soak, memory];
+export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, http2, dialects, governance, defaultPipeline, distributed, cacheHit, eventLoop, analytics, logs, soak, memory];
