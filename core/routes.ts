@@ -58,18 +58,32 @@ export interface RouteTable {
 
 export function buildRouteTable(pluginRoutes: ReadonlyArray<{ plugin: string; route: RouteDefinition }>): RouteTable {
   const exact = new Map<string, CompiledRoute>(); // `${method} ${path}` for routes without params
-  const withParams: CompiledRoute[] = [];
+  // Routes with params by method, then by segment count (in table order): a request is compared
+  // only with the few routes of its shape, not with every admin route.
+  const withParams = new Map<string, CompiledRoute[][]>();
   for (const { plugin, route } of pluginRoutes) {
     const compiled = { plugin, route, segments: route.path.split('/').slice(1) };
-    if (route.path.includes('/:')) withParams.push(compiled);
-    else exact.set(`${route.method} ${route.path}`, compiled);
+    if (!route.path.includes('/:')) {
+      exact.set(`${route.method} ${route.path}`, compiled);
+      continue;
+    }
+    let byCount = withParams.get(route.method);
+    if (byCount === undefined) withParams.set(route.method, (byCount = []));
+    (byCount[compiled.segments.length] ??= []).push(compiled);
+  }
+
+  /** Segments of a path (`/a/b` has 2), counted without splitting it. */
+  function segmentCount(path: string): number {
+    let n = 0;
+    for (let i = 0; i < path.length; i++) if (path.charCodeAt(i) === 47 /* '/' */) n++;
+    return n;
   }
 
   function matchParams(method: string, path: string): RouteMatch | undefined {
-    if (withParams.length === 0) return undefined;
+    const candidates = withParams.get(method)?.[segmentCount(path)];
+    if (candidates === undefined) return undefined;
     const parts = path.split('/').slice(1);
-    outer: for (const c of withParams) {
-      if (c.route.method !== method || c.segments.length !== parts.length) continue;
+    outer: for (const c of candidates) {
       const params: Record<string, string> = {};
       for (let i = 0; i < parts.length; i++) {
         const seg = c.segments[i]!;

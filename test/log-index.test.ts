@@ -16,7 +16,7 @@ import { startGateway, addWorkspace, tempDir, ADMIN_KEY, type StartedGateway, ty
 import { DEFAULT_WORKSPACE_SCOPES } from '../core/auth/scopes.js';
 import { createLogger } from '../core/logger.js';
 import { openLogDb, type LogDb, type StoredLog } from '../plugins/logging/log-db.js';
-import { INDEXED, LOG_INDEX_DB, openLogIndex, putLog, startBackfill, type IndexDb } from '../plugins/logging/log-index.js';
+import { INDEXED, LOG_INDEX_DB, openLogIndex, putLog, startBackfill, type IndexDb, type IndexField } from '../plugins/logging/log-index.js';
 import { newWalkState, queryLogs } from '../plugins/logging/log-query.js';
 import { sweep } from '../plugins/logging/retention.js';
 import { idPrefix } from '../plugins/logging/scan.js';
@@ -225,6 +225,56 @@ t.test('a record inserted via POST /v1/logs is indexed', async (t) => {
   t.same(ids((await s.list({ ...open, model: 'custom-model' })).body), [id]);
   t.same(ids((await s.list({ ...open, status: '418' }, s.teamA.key)).body), [id]);
   t.equal((await s.list({ ...open, trace_id: 'custom-indexed' }, s.teamB.key)).body.total, 0, 'not through another workspace');
+});
+
+t.test('sparse entries: no entry for a 2xx status or a trace id that is the record id, and filters on them still find every record', async (t) => {
+  const root = open({ path: join(tempDir(), 'sparse.mdb') });
+  const db = openLogDb(root);
+  const idx = root.openDB({ name: LOG_INDEX_DB }) as IndexDb;
+  const base = Date.now() - 60_000;
+  const legacyIds: string[] = [];
+  // Records indexed the way it was done before: every status and trace id has an entry.
+  for (let i = 0; i < 4; i++) {
+    const r = rec(idAt(base + i, i), base + i);
+    r.trace_id = r.id;
+    legacyIds.push(r.id);
+    await db.put(r.id, r);
+    for (const [field, value] of [[INDEXED.status, '200'], [INDEXED.trace_id, r.id], [INDEXED.model, r.model!], [INDEXED.provider, r.provider!], [INDEXED.api_key_id, r.api_key_id!]] as const) {
+      await idx.put([field, value, r.id], null);
+    }
+  }
+  const fresh = Array.from({ length: 20 }, (_, i) => {
+    const r = rec(idAt(base + 100 + i, 100 + i), base + 100 + i, { status: i % 4 === 0 ? 503 : 200 });
+    if (i % 2 === 0) r.trace_id = r.id;
+    return r;
+  });
+  await Promise.all(fresh.map((r) => putLog(db, idx, r)));
+  const entriesOf = (id: string): string[] => [...idx.getKeys({ start: ['', ''], end: ['~'] })].filter((k) => (k as string[])[2] === id).map((k) => (k as string[])[0]!);
+  const ok = fresh[1]!;
+  t.same(entriesOf(ok.id).sort(), [INDEXED.api_key_id, INDEXED.model, INDEXED.provider, INDEXED.trace_id].sort(), 'a 200 has no status entry');
+  t.same(entriesOf(fresh[0]!.id).sort(), [INDEXED.api_key_id, INDEXED.model, INDEXED.provider, INDEXED.status].sort(), 'a 503 has one; a trace id equal to the id has none');
+  const walk = async (terms: Array<{ field: IndexField; values: string[] }>, match: (r: StoredLog) => boolean, newestFirst = true): Promise<{ ids: string[]; path: string }> => {
+    const state = newWalkState();
+    const out: string[] = [];
+    for await (const chunk of queryLogs({ db, idx }, { terms, newestFirst, match }, state)) out.push(...chunk.map((r) => r.id));
+    return { ids: out, path: state.path };
+  };
+  const all = [...legacyIds.map((id) => db.get(id)!), ...fresh];
+  const ok200 = await walk([{ field: INDEXED.status, values: ['200'] }], (r) => r.status === 200);
+  t.same(ok200.ids, all.filter((r) => r.status === 200).map((r) => r.id).reverse(), 'status 200: every record, through the time order');
+  t.equal(ok200.path, 'time');
+  const failed = await walk([{ field: INDEXED.status, values: ['503'] }], (r) => r.status === 503);
+  t.same(failed.ids, fresh.filter((r) => r.status === 503).map((r) => r.id).reverse());
+  t.equal(failed.path, INDEXED.status, 'an error status walks its index');
+  for (const r of [fresh[0]!, fresh[1]!, db.get(legacyIds[2]!)!]) {
+    const found = await walk([{ field: INDEXED.trace_id, values: [r.trace_id] }], (x) => x.trace_id === r.trace_id, false);
+    t.same(found.ids, [r.id], `trace ${r.trace_id === r.id ? 'equal to its id' : 'of its own'}: found once`);
+    t.equal(found.path, INDEXED.trace_id);
+  }
+  t.equal(idx.get(['~sparse']), fresh[0]!.id, 'where sparse entries begin is remembered');
+  t.equal(await sweep(db, { cutoffMs: base + 50, maxRecords: 1000, limit: 100 }, idx), 4, 'the legacy records go');
+  for (const id of legacyIds) t.same(entriesOf(id), [], 'with their status and own-trace entries');
+  await root.close();
 });
 
 t.test('requests logged by the gateway are indexed', async (t) => {

@@ -16,6 +16,8 @@ declare module '../context.js' {
   interface ContextVars {
     /** Set by a cache plugin whose answer waited for another request's upstream call (ms). */
     cacheWaitMs: number;
+    /** The request's log record, once the first observer built it (see buildLogRecord). */
+    logRecord: LogRecord;
   }
 }
 
@@ -97,17 +99,16 @@ function errorDetail(error: { code: string; cause?: unknown } | undefined): stri
 const round = (ms: number): number => Math.round(ms * 1000) / 1000;
 
 /**
- * One record per request, however many plugins observe it (logging, analytics, metrics, traces
- * each call this from `onDone`): built by the first, reused by the rest.
+ * The record of a finished request (call it from `onDone`). One record per request, however many
+ * plugins observe it (logging, analytics, metrics, traces each call this): built by the first,
+ * kept on the context for the rest (a context var rather than a WeakMap, whose entries cost the
+ * garbage collector on every request).
  */
-const built = new WeakMap<GatewayContext, LogRecord>();
-
-/** The record of a finished request (call it from `onDone`). */
 export function buildLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingService): LogRecord {
-  let record = built.get(ctx);
+  let record = ctx.get('logRecord');
   if (record === undefined) {
     record = makeLogRecord(ctx, outcome, pricing);
-    built.set(ctx, record);
+    ctx.set('logRecord', record);
   }
   return record;
 }

@@ -93,27 +93,22 @@ export function userOf(record: LogRecord): string | null {
   return typeof user === 'string' && user.length > 0 ? user.slice(0, MAX_METADATA_VALUE) : record.api_key_id;
 }
 
-/** What one finished request adds to its bucket. */
-export interface RequestFacts {
-  record: LogRecord;
-  error: boolean;
-  /** Another target than the first one tried answered, successfully. */
-  fallback: boolean;
-}
-
-/** Adds one request; `userIndex` maps user → position in `users` (kept beside the pending bucket). */
-export function addRequest(bucket: Bucket, users: UserCounts, userIndex: Map<string, number>, facts: RequestFacts): void {
-  const r = facts.record;
+/**
+ * Adds one finished request (`at`: its `created_at` in epoch ms; `error`: status ≥ 400 or a
+ * stream that ended in an error; `fallback`: another target than the first one tried answered,
+ * successfully). `userIndex` maps user → position in `users` (kept beside the pending bucket).
+ * Plain arguments, no facts object: it runs for every request.
+ */
+export function addRequest(bucket: Bucket, users: UserCounts, userIndex: Map<string, number>, r: LogRecord, at: number, error: boolean, fallback: boolean): void {
   bucket.requests++;
-  if (facts.error) bucket.errors++;
+  if (error) bucket.errors++;
   bucket.cost += r.cost_cents;
   bucket.prompt_tokens += r.usage?.prompt_tokens ?? 0;
   bucket.completion_tokens += r.usage?.completion_tokens ?? 0;
   bucket.latency_ms += r.latency.total_ms;
   addToPairs(bucket.hist, binOf(r.latency.total_ms), 1);
   if (r.is_success && r.retry_count > 0) addToPairs(bucket.retried, r.retry_count, 1);
-  if (facts.fallback) bucket.fallback++;
-  const at = Date.parse(r.created_at);
+  if (fallback) bucket.fallback++;
   if (at > bucket.last_at) bucket.last_at = at;
   const user = userOf(r);
   if (user !== null) addUser(users, userIndex, user, 1, r.cost_cents);

@@ -25,7 +25,7 @@
  */
 import type { Database, RootDatabase } from 'lmdb';
 import type { LogRecord, Logger } from '../../core/index.js';
-import { addRequest, emptyBucket, emptyUsers, mergeBucket, mergeUsers, metadataDimension, type Bucket, type BucketKey, type RequestFacts, type UserCounts } from './bucket.js';
+import { addRequest, emptyBucket, emptyUsers, mergeBucket, mergeUsers, metadataDimension, type Bucket, type BucketKey, type UserCounts } from './bucket.js';
 
 /** Pending buckets before a flush is forced (a burst of high-cardinality traffic). */
 const MAX_PENDING = 20_000;
@@ -65,7 +65,7 @@ export interface RollupOptions {
 }
 
 export interface Rollup {
-  add(record: LogRecord, facts: Omit<RequestFacts, 'record'>): void;
+  add(record: LogRecord, facts: { error: boolean; fallback: boolean }): void;
   /** Writes what is pending; resolves once it is committed. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -160,21 +160,21 @@ export function createRollupWith(write: RollupWrite, options: RollupOptions, log
   return {
     add(record, facts) {
       const workspace = record.workspace_id ?? '';
-      const minute = minuteOf(Date.parse(record.created_at));
-      const key: BucketKey = [
-        workspace,
-        minute,
-        (record.provider ?? '').slice(0, 64),
-        (record.model ?? '').slice(0, 128),
-        record.status,
-        record.cache_status,
-        record.api_key_id ?? '',
-        metadataOf(record, workspace, minute),
-      ];
-      const id = JSON.stringify(key);
+      const at = Date.parse(record.created_at);
+      const minute = minuteOf(at);
+      const provider = (record.provider ?? '').slice(0, 64);
+      const model = (record.model ?? '').slice(0, 128);
+      const apiKey = record.api_key_id ?? '';
+      const metadata = metadataOf(record, workspace, minute);
+      // The bucket's identity, length-prefixed so that no two keys collide; the key array itself
+      // is made only for a new bucket.
+      const id = `${workspace.length}:${workspace}${minute}|${provider.length}:${provider}${model.length}:${model}${record.status}|${record.cache_status}|${apiKey.length}:${apiKey}${metadata}`;
       let entry = pending.get(id);
-      if (entry === undefined) pending.set(id, (entry = { key, bucket: emptyBucket(), users: emptyUsers(), userIndex: new Map() }));
-      addRequest(entry.bucket, entry.users, entry.userIndex, { record, ...facts });
+      if (entry === undefined) {
+        const key: BucketKey = [workspace, minute, provider, model, record.status, record.cache_status, apiKey, metadata];
+        pending.set(id, (entry = { key, bucket: emptyBucket(), users: emptyUsers(), userIndex: new Map() }));
+      }
+      addRequest(entry.bucket, entry.users, entry.userIndex, record, at, facts.error, facts.fallback);
       if (pending.size >= MAX_PENDING) {
         void flush();
         return;

@@ -46,15 +46,69 @@ export function openLogIndex(store: Store): IndexDb {
   return store.root.openDB<string | null | BackfillState, Key>({ name: LOG_INDEX_DB });
 }
 
-/** The [field, value] pairs a record is indexed under (null fields are not indexed). */
+/**
+ * Statuses 200–299 are not indexed: they are most records, so a walk through their entries would
+ * read about as much as the time order, and leaving them out saves a write per request.
+ */
+export const statusIndexed = (status: number | string): boolean => {
+  const n = Number(status);
+  return !(n >= 200 && n < 300);
+};
+
+/**
+ * True when a walk through [field, value] entries finds every record with that value. A status
+ * 2xx has no entries; a trace id has entries only where it differs from the record's own id (a
+ * request without a client trace id is traced under its id), and the walk adds that record itself.
+ */
+export function termIndexed(field: IndexField, value: string): boolean {
+  return field !== INDEXED.status || statusIndexed(value);
+}
+
+/**
+ * The [field, value] pairs a record is indexed under (null fields are not indexed, nor a 2xx
+ * status, nor a trace id equal to the record's id: see {@link termIndexed}).
+ */
 export function indexTerms(r: StoredLog): Array<[IndexField, string]> {
-  const out: Array<[IndexField, string]> = [[INDEXED.status, String(r.status)]];
+  const out: Array<[IndexField, string]> = [];
+  if (statusIndexed(r.status)) out.push([INDEXED.status, String(r.status)]);
   if (r.workspace_id !== null) out.push([INDEXED.workspace, r.workspace_id]);
   if (r.model !== null) out.push([INDEXED.model, r.model]);
   if (r.provider !== null) out.push([INDEXED.provider, r.provider]);
   if (r.api_key_id !== null) out.push([INDEXED.api_key_id, r.api_key_id]);
-  out.push([INDEXED.trace_id, r.trace_id]);
+  if (r.trace_id !== r.id) out.push([INDEXED.trace_id, r.trace_id]);
   return out;
+}
+
+/** What records written before sparse entries were indexed under: every status and trace id. */
+function legacyTerms(r: StoredLog): Array<[IndexField, string]> {
+  const out = indexTerms(r);
+  if (!statusIndexed(r.status)) out.push([INDEXED.status, String(r.status)]);
+  if (r.trace_id === r.id) out.push([INDEXED.trace_id, r.trace_id]);
+  return out;
+}
+
+/**
+ * Where sparse entries begin: the first record id indexed without its 2xx status and own trace
+ * id. Older records may still have those entries, which their removal takes too.
+ */
+const SPARSE_KEY: Key = ['~sparse'];
+const sparseSince = new WeakMap<IndexDb, string>();
+
+function markSparse(idx: IndexDb, id: string): void {
+  if (sparseSince.has(idx)) return;
+  const stored = idx.get(SPARSE_KEY);
+  if (typeof stored === 'string') {
+    sparseSince.set(idx, stored);
+    return;
+  }
+  sparseSince.set(idx, id);
+  void idx.put(SPARSE_KEY, id).catch(() => sparseSince.delete(idx));
+}
+
+/** The entries a stored record may have: its own terms, and the legacy ones for records from before sparse entries. */
+function storedTerms(idx: IndexDb, r: StoredLog): Array<[IndexField, string]> {
+  const since = sparseSince.get(idx) ?? (idx.get(SPARSE_KEY) as string | undefined);
+  return since === undefined || r.id < since ? legacyTerms(r) : indexTerms(r);
 }
 
 /** The index value of a filter value: what {@link indexTerms} stored for it. */
@@ -68,6 +122,7 @@ export const indexValue = (value: string): string => value.slice(0, MAX_VALUE);
  * rather than one per entry: the writer calls it for every request.
  */
 export function putLog(db: LogDb, idx: IndexDb, r: StoredLog, onError?: (err: unknown) => void): Promise<boolean> {
+  if (!sparseSince.has(idx)) markSparse(idx, r.id);
   const first = db.put(r.id, r);
   let last = first;
   for (const [field, value] of indexTerms(r)) last = idx.put([field, indexValue(value), r.id], r.workspace_id);
@@ -83,7 +138,7 @@ export function putLog(db: LogDb, idx: IndexDb, r: StoredLog, onError?: (err: un
 /** Removes a record and its index entries (same transaction, as for {@link putLog}). */
 export function removeLog(db: LogDb, idx: IndexDb, r: StoredLog): Promise<unknown> {
   const writes: Array<Promise<boolean>> = [db.remove(r.id)];
-  for (const [field, value] of indexTerms(r)) writes.push(idx.remove([field, indexValue(value), r.id]));
+  for (const [field, value] of storedTerms(idx, r)) writes.push(idx.remove([field, indexValue(value), r.id]));
   return Promise.all(writes);
 }
 

@@ -20,7 +20,7 @@ import { S, type Records } from '../../core/index.js';
 import type { StoredLog } from './log-db.js';
 import { countRecords } from './log-db.js';
 import { logFilter, type LogFilter, type LogListQuery } from './log-filters.js';
-import { INDEXED } from './log-index.js';
+import { INDEXED, termIndexed } from './log-index.js';
 import { countKeys, MAX_MERGE, newWalkState, queryLogs, TOP, type LogSources } from './log-query.js';
 import { timeRange } from './scan.js';
 import { logSchema } from './views.js';
@@ -106,6 +106,8 @@ export async function listLogs(src: LogSources, query: LogListQuery, workspace: 
 function indexCount(src: LogSources, filter: LogFilter, high: string | undefined): { n: number; exact: boolean } | undefined {
   if (!filter.covered || filter.fromMs !== undefined || filter.toMs !== undefined) return undefined;
   const others = filter.terms.filter((t) => t.field !== INDEXED.workspace);
+  // Entries are sparse for these (log-index.ts): a 2xx status has none, a trace id none where it is its record's id.
+  if (others.some((t) => t.field === INDEXED.trace_id || t.values.some((v) => !termIndexed(t.field, v)))) return undefined;
   const ws = filter.workspaceId;
   const bounded = (n: number): { n: number; exact: boolean } => ({ n, exact: n < EXACT_BOUND });
   const keys = (field: string, value: string, cap: number): number => countKeys(src.idx, [field, value, ''], [field, value, high ?? TOP], cap);

@@ -13,7 +13,7 @@
  */
 import type { Key } from 'lmdb';
 import type { LogDb, StoredLog } from './log-db.js';
-import { indexValue, type IndexDb, type IndexField } from './log-index.js';
+import { INDEXED, indexValue, termIndexed, type IndexDb, type IndexField } from './log-index.js';
 
 /** `field` equals one of `values`. */
 export interface Term {
@@ -113,7 +113,7 @@ function indexStream(idx: IndexDb, field: IndexField, value: string, q: LogQuery
   const v = indexValue(value);
   const lowKey: Key = [field, v, q.low ?? ''];
   const highKey: Key = [field, v, q.high ?? TOP];
-  return chunkedStream((cursor, size) => {
+  const entries = chunkedStream((cursor, size) => {
     const range = q.newestFirst
       ? { start: cursor === undefined ? highKey : [field, v, cursor], end: lowKey, reverse: true, limit: size, exclusiveStart: cursor !== undefined }
       : { start: cursor === undefined ? lowKey : [field, v, cursor], end: highKey, limit: size, exclusiveStart: cursor !== undefined };
@@ -121,6 +121,19 @@ function indexStream(idx: IndexDb, field: IndexField, value: string, q: LogQuery
     for (const { key, value: ws } of idx.getRange(range)) out.push({ id: (key as string[])[2]!, ws: ws as string | null });
     return out;
   });
+  // A trace id that is its record's own id has no entry (log-index.ts): that record is walked too.
+  return field === INDEXED.trace_id ? merged([entries, single(value)], q.newestFirst) : entries;
+}
+
+/** One id (the record is read and matched like any other entry). */
+function single(id: string): Stream {
+  let done = false;
+  return {
+    head: () => (done ? undefined : { id }),
+    advance() {
+      done = true;
+    },
+  };
 }
 
 function primaryStream(db: LogDb, q: LogQuery): Stream {
@@ -169,7 +182,8 @@ export function countKeys(db: { getKeys(o: { start?: Key; end?: Key; limit?: num
 
 /** Index keys of `term` in the query's window, counted up to `cap`. */
 function probe(idx: IndexDb, term: Term, q: LogQuery, cap: number): number {
-  let n = 0;
+  // A trace id may also be a record's own id, found without an entry.
+  let n = term.field === INDEXED.trace_id ? term.values.length : 0;
   for (const value of term.values) {
     const v = indexValue(value);
     n += countKeys(idx, [term.field, v, q.low ?? ''], [term.field, v, q.high ?? TOP], cap - n);
@@ -184,6 +198,8 @@ export function choosePath(idx: IndexDb, q: LogQuery): Term | undefined {
   let bestCount = Infinity;
   for (const term of q.terms) {
     if (term.values.length === 0 || term.values.length > MAX_MERGE) continue;
+    // A value without entries (a 2xx status) cannot lead a walk: it would miss its records.
+    if (term.values.some((v) => !termIndexed(term.field, v))) continue;
     const n = probe(idx, term, q, Math.min(PROBE, bestCount));
     if (n < bestCount) {
       best = term;
@@ -247,6 +263,8 @@ export async function* queryLogs(src: LogSources, q: LogQuery, state: WalkState)
         return;
       }
       stream.advance();
+      // The same id twice in a row (a trace id that is its record's id and has an older entry too) is read once.
+      if (e.id === state.lastId) continue;
       state.visited++;
       state.lastId = e.id;
       // Key bounds are exact only for whole ids; a prefix bound or a cursor may let its own id in.
