@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Simultaneous A/B of two gateway builds (or two pipelines) on one core.
+#
+# On a shared VM, runs of the same build minutes apart differ by ±30 % (CPU µs per request from
+# 200 to 280 in one afternoon), so sequential A/Bs of a 5 % change are noise. Here both gateways
+# run at once, pinned to the same CPU, each under its own wrk (-c16) from the other CPU, and the
+# report is each process's CPU time (all threads, from /proc) per request over the same windows:
+# machine drift hits both alike, and B/A is steady to about ±3 %.
+#
+#   npm run build && cp -r dist dist-base            # A: the build before a change
+#   … change, npm run build …                         # B: dist
+#   A=dist-base/core/cli.js B=dist/core/cli.js bench/ab.sh [windows] [seconds]
+#   PIPE_B='[logging, auth]' bench/ab.sh              # same build, two pipelines
+#   ENV_B='SOME_FLAG=1' bench/ab.sh                   # same build, an environment switch
+#
+# Needs wrk and taskset. Requests: the default-pipeline bench's chat completion, direct mode with
+# the admin key, to a mock upstream started here on the load CPU. The first window includes JIT
+# warm-up: read the later ones.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+W=${1:-4}
+S=${2:-6}
+A=${A:-dist/core/cli.js}
+B=${B:-$A}
+PIPE_A=${PIPE_A:-$(node -e "const y=require('yaml');const d=y.parse(require('fs').readFileSync('config/gateway.yaml','utf8'));process.stdout.write(JSON.stringify(d.pipeline))")}
+PIPE_B=${PIPE_B:-$PIPE_A}
+ADMIN=gw-ab-admin-key-$(node -e "process.stdout.write(require('crypto').randomBytes(16).toString('hex'))")
+MASTER=$(node -e "process.stdout.write(require('crypto').randomBytes(32).toString('hex'))")
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{process.stdout.write(String(s.address().port));s.close()})"; }
+MOCK_PORT=$(port)
+taskset -c 0 node dist/bench/mock-upstream.js --port "$MOCK_PORT" > "$TMP/mock.log" 2>&1 &
+PIDS+=($!)
+
+cat > "$TMP/req.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello to the benchmark in one short line."}],"max_tokens":16}'
+wrk.headers["content-type"] = "application/json"
+wrk.headers["authorization"] = "Bearer sk-bench"
+wrk.headers["x-gateway-provider"] = "openai"
+wrk.headers["x-gateway-custom-host"] = "http://127.0.0.1:$MOCK_PORT/v1"
+wrk.headers["x-gateway-api-key"] = "$ADMIN"
+LUA
+
+start() { # name cli pipeline env → sets PORT_<name>, PID_<name>
+  local dir="$TMP/$1" p
+  mkdir -p "$dir"
+  p=$(port)
+  printf 'server: {host: 127.0.0.1, port: %s}\nstore: {path: %s/data}\nsecurity: {custom_hosts: {allow: [127.0.0.1]}}\npipeline: %s\n' "$p" "$dir" "$3" > "$dir/gw.yaml"
+  env GATEWAY_ADMIN_KEY="$ADMIN" GATEWAY_MASTER_KEY="$MASTER" ${4:-} taskset -c 1 node "$2" start --config "$dir/gw.yaml" > "$dir/gw.log" 2>&1 &
+  PIDS+=($!)
+  printf -v "PID_$1" '%s' "$!"
+  printf -v "PORT_$1" '%s' "$p"
+}
+start A "$A" "$PIPE_A" "${ENV_A:-}"
+start B "$B" "$PIPE_B" "${ENV_B:-}"
+for _ in $(seq 100); do
+  grep -q listening "$TMP/A/gw.log" && grep -q listening "$TMP/B/gw.log" && grep -q listening "$TMP/mock.log" && break
+  sleep 0.1
+done
+grep -q listening "$TMP/A/gw.log" || { echo "A did not start:"; cat "$TMP/A/gw.log"; exit 1; }
+grep -q listening "$TMP/B/gw.log" || { echo "B did not start:"; cat "$TMP/B/gw.log"; exit 1; }
+
+cpu() { local s=0 t; for t in /proc/$1/task/*/stat; do s=$((s + $(awk '{print $14+$15}' "$t"))); done; echo "$s"; }
+load() { # seconds → runs both loads at once, output in $TMP/{A,B}/w
+  taskset -c 0 wrk -t1 -c16 -d"$1"s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_A/v1/chat/completions" > "$TMP/A/w" 2>&1 &
+  local w=$!
+  taskset -c 0 wrk -t1 -c16 -d"$1"s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_B/v1/chat/completions" > "$TMP/B/w" 2>&1
+  wait "$w"
+}
+echo "A: $A ${ENV_A:-} pipeline $PIPE_A"
+echo "B: $B ${ENV_B:-} pipeline $PIPE_B"
+load 3
+HZ=$(getconf CLK_TCK)
+for w in $(seq "$W"); do
+  a0=$(cpu "$PID_A"); b0=$(cpu "$PID_B")
+  load "$S"
+  a1=$(cpu "$PID_A"); b1=$(cpu "$PID_B")
+  na=$(awk '/requests in/ {print $1}' "$TMP/A/w"); nb=$(awk '/requests in/ {print $1}' "$TMP/B/w")
+  bad=$(cat "$TMP/A/w" "$TMP/B/w" | grep -c -E 'Non-2xx|Socket errors' || true)
+  awk -v a=$((a1 - a0)) -v b=$((b1 - b0)) -v na="$na" -v nb="$nb" -v hz="$HZ" -v bad="$bad" -v w="$w" 'BEGIN {
+    ua = a * 1e6 / hz / na; ub = b * 1e6 / hz / nb
+    printf "window %d  A %6d req %6.1f µs/req | B %6d req %6.1f µs/req | B/A CPU per request %.3f%s\n", w, na, ua, nb, ub, ub / ua, (bad > 0 ? "  (errors: see wrk output)" : "")
+  }'
+done
