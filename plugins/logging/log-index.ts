@@ -92,22 +92,30 @@ function legacyTerms(r: StoredLog): Array<[IndexField, string]> {
  * id. Older records may still have those entries, which their removal takes too.
  */
 const SPARSE_KEY: Key = ['~sparse'];
-const sparseSince = new WeakMap<IndexDb, string>();
+const sparseSince = new WeakMap<IndexDb, string | undefined>();
 
-function markSparse(idx: IndexDb, id: string): void {
-  if (sparseSince.has(idx)) return;
+/**
+ * Where sparse entries begin in this database, read once per process; undefined before the first
+ * sparse write (then every record is removed with its legacy entries too, which is always safe).
+ */
+function sparseStart(idx: IndexDb): string | undefined {
+  if (sparseSince.has(idx)) return sparseSince.get(idx);
   const stored = idx.get(SPARSE_KEY);
-  if (typeof stored === 'string') {
-    sparseSince.set(idx, stored);
-    return;
-  }
+  const since = typeof stored === 'string' ? stored : undefined;
+  sparseSince.set(idx, since);
+  return since;
+}
+
+/** Remembers `id` as where sparse entries begin, unless a start is stored already. */
+function markSparse(idx: IndexDb, id: string): void {
+  if (sparseStart(idx) !== undefined) return;
   sparseSince.set(idx, id);
   void idx.put(SPARSE_KEY, id).catch(() => sparseSince.delete(idx));
 }
 
 /** The entries a stored record may have: its own terms, and the legacy ones for records from before sparse entries. */
 function storedTerms(idx: IndexDb, r: StoredLog): Array<[IndexField, string]> {
-  const since = sparseSince.get(idx) ?? (idx.get(SPARSE_KEY) as string | undefined);
+  const since = sparseStart(idx);
   return since === undefined || r.id < since ? legacyTerms(r) : indexTerms(r);
 }
 
@@ -122,7 +130,7 @@ export const indexValue = (value: string): string => value.slice(0, MAX_VALUE);
  * rather than one per entry: the writer calls it for every request.
  */
 export function putLog(db: LogDb, idx: IndexDb, r: StoredLog, onError?: (err: unknown) => void): Promise<boolean> {
-  if (!sparseSince.has(idx)) markSparse(idx, r.id);
+  if (sparseSince.get(idx) === undefined) markSparse(idx, r.id);
   const first = db.put(r.id, r);
   let last = first;
   for (const [field, value] of indexTerms(r)) last = idx.put([field, indexValue(value), r.id], r.workspace_id);

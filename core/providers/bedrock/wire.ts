@@ -37,8 +37,8 @@ export interface InferenceConfig {
   stopSequences?: string[];
 }
 
-/** `toolConfig.toolChoice`, a union: exactly one member is set. */
-export type ToolChoice = { auto: Json } | { any: Json } | { tool: { name: string } };
+/** `toolConfig.toolChoice`, a union: exactly one member is set (the "any tool" one is keyed `any` on the wire). */
+export type ToolChoice = { auto: Json } | Record<'any', Json> | { tool: { name: string } };
 
 export interface ToolSpec {
   toolSpec: { name: string; description?: string; inputSchema: { json: Json } };
