@@ -93,6 +93,13 @@ export class GatewayContext {
   error: GatewayError | undefined = undefined;
   /** A failure after the response head was sent (the stream was ended with an error). */
   streamError: GatewayError | undefined = undefined;
+  /**
+   * Set in the request phase by a plugin that must see a whole (non-stream) 2xx answer before any
+   * of it goes out (an output guardrail): the answer is then read whole, and `onResponseHeaders`
+   * finds its bytes in `head.body` (and may replace it). Streams are unaffected: they go through
+   * `onResponseChunk` as they flow.
+   */
+  holdAnswer = false;
   /** Token usage of the answer, once known (set before onResponseEnd when usage metering is on). */
   usage: Usage | undefined = undefined;
 

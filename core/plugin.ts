@@ -60,6 +60,12 @@ export interface ResponseHead {
   headers: Record<string, string | string[]>;
   /** True for `text/event-stream` responses. */
   readonly sse: boolean;
+  /**
+   * The whole body, when the answer is known whole before its head goes out: replies (errors,
+   * plugin and cache answers), translated answers, and answers held for `ctx.holdAnswer`. A hook
+   * that wants to change it returns a replacement reply.
+   */
+  readonly body?: Buffer | string;
 }
 
 /**

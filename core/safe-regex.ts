@@ -14,6 +14,20 @@
  *
  * The length bound keeps compiled programs small (RE2 also caps repeat counts at 1000), so the
  * per-character cost of a match stays bounded too.
+ *
+ * Finding every match (`matches`, for redaction) is where linear time ends even on RE2: to know
+ * where the leftmost match ends, the engine may read far past it (`a*b|a` on `aaaa…` reads to the
+ * end of the input for every one-character match), so a plain find-all loop is quadratic. Spans
+ * are therefore bounded (`maxLength`) and searched in windows of twice that length:
+ *
+ *   pos ─┬───────────── window (2 × maxLength) ─────────────┐
+ *        │ matches that end inside: reported                 │ a match that reaches the edge:
+ *        │                                                   │  started in the last maxLength → next window starts before it
+ *        └───────────────────────────────────────────────────┘  started earlier (longer than maxLength) → reported in pieces
+ *
+ * so each search reads at most one window: O(input × maxLength) in the worst case, O(input) for
+ * ordinary patterns. One character before each window is kept as context, so `^` (with `m`) and
+ * `\b` at a window's start are judged on the real text.
  */
 import { RE2JS } from 're2js';
 import { ValidationErrors } from './validation/errors.js';
@@ -21,10 +35,23 @@ import { ValidationErrors } from './validation/errors.js';
 /** Longest pattern accepted, in UTF-16 code units: ample for routing and redaction rules. */
 export const MAX_PATTERN_LENGTH = 512;
 
+/** Default bound of one span found by {@link SafeRegex.matches}. */
+export const DEFAULT_MAX_MATCH = 256;
+
 /** A compiled caller pattern. `test` is an unanchored search, like `RegExp.prototype.test`. */
 export interface SafeRegex {
   readonly source: string;
   test(input: string): boolean;
+  /**
+   * Every match as `[start, end)` UTF-16 indexes, left to right, non-overlapping, empty matches
+   * skipped. A match longer than `maxLength` (default {@link DEFAULT_MAX_MATCH}) may be missed
+   * or come back cut into consecutive pieces of at most `maxLength`: no span is longer, and the
+   * cost stays O(input × maxLength) whatever the pattern (see the file comment).
+   *
+   * @example
+   *   compileSafeRegex('\\d{3}').matches('a 123 b 4567') // [[2, 5], [8, 11]]
+   */
+  matches(input: string, maxLength?: number): Array<[number, number]>;
 }
 
 export interface SafeRegexOptions {
@@ -78,7 +105,11 @@ export function compileSafeRegex(source: string, options: SafeRegexOptions = {})
       { param, cause: err },
     );
   }
-  const compiled: SafeRegex = { source, test: (input) => re.test(input) };
+  const compiled: SafeRegex = {
+    source,
+    test: (input) => re.test(input),
+    matches: (input, maxLength = DEFAULT_MAX_MATCH) => allMatches(re, input, maxLength),
+  };
   if (cache.size >= CACHE_LIMIT) cache.clear();
   cache.set(key, compiled);
   return compiled;
@@ -91,4 +122,64 @@ export function trySafeRegex(source: string, options: SafeRegexOptions = {}): Sa
   } catch {
     return null;
   }
+}
+
+/**
+ * The windowed find-all behind {@link SafeRegex.matches}. Invariant: every match of at most
+ * `span` characters that starts before `pos` and after the last reported span was reported;
+ * each window moves `pos` forward by at least `span` (less one, to keep a surrogate pair whole) or
+ * past a reported span.
+ */
+function allMatches(re: RE2JS, input: string, maxLength: number): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  const n = input.length;
+  const span = Math.max(1, Math.floor(maxLength));
+  const report = (start: number, end: number): void => {
+    for (let at = start; at < end; at += span) out.push([at, Math.min(end, at + span)]);
+  };
+  let pos = 0;
+  while (pos < n) {
+    const base = pos > 0 ? pos - 1 : 0;
+    let end = Math.min(n, pos + 2 * span);
+    if (end < n && isLowSurrogate(input, end)) end -= 1; // never split a surrogate pair
+    const last = end === n;
+    const m = re.matcher(input.slice(base, end));
+    let done = pos; // end of the last reported span
+    let from = pos; // where the next search starts (past empty matches too)
+    // Where the next window starts when nothing reaches this one's edge: a short match that
+    // starts before `end - span` ends inside this window, so it was seen.
+    let next = last ? n : end - span;
+    while (from <= end && m.find(from - base)) {
+      const start = m.start() + base;
+      const stop = m.end() + base;
+      if (stop === start) {
+        from = start + codePointLength(input, start);
+        continue;
+      }
+      if (!last && stop === end) {
+        // It reaches the edge: it may go on, or exist only because the window ends here (`$`, `\b`).
+        if (start < end - span) {
+          report(start, stop); // already longer than the bound: reported cut
+          done = stop;
+        }
+        break; // else short so far: the next window starts at or before it
+      }
+      report(start, stop);
+      done = from = stop;
+    }
+    next = Math.max(next, done);
+    if (next < n && next > done && isLowSurrogate(input, next)) next -= 1;
+    pos = next;
+  }
+  return out;
+}
+
+function isLowSurrogate(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  return c >= 0xdc00 && c <= 0xdfff && i > 0 && (s.charCodeAt(i - 1) & 0xfc00) === 0xd800;
+}
+
+function codePointLength(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  return c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
 }

@@ -8,6 +8,7 @@ export const standardPlugins: PluginCatalog = {
   auth: () => import('./auth/index.js'),
   'virtual-keys': () => import('./virtual-keys/index.js'),
   'config-strategy': () => import('./config-strategy/index.js'),
+  guardrails: () => import('./guardrails/index.js'),
   cache: () => import('./cache/index.js'),
   'usage-limits': () => import('./usage-limits/index.js'),
   'admin-policies': () => import('./admin-policies/index.js'),

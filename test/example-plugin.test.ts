@@ -45,3 +45,30 @@ t.test('redact plugin: bad options fail the boot with the YAML line', async (t) 
   const key = `pipeline[0][${JSON.stringify(pluginPath)}]`;
   t.same(problems, [`4:17 ${key}.patterns: must NOT have fewer than 1 items`, `5:7 ${key}.colour: unknown option "colour"`]);
 });
+
+t.test('the example guardrail check: registered by path, denies and redacts, on streams too', async (t) => {
+  const checkPath = fileURLToPath(new URL('../examples/plugins/ticket-ids.js', import.meta.url));
+  const mock = await startMock(t);
+  const gw = await startGateway(t, { yaml: `pipeline:\n  - config-strategy\n  - guardrails\n  - ${checkPath}: {prefixes: [ACME, OPS]}\n` });
+  const leaf = { provider: 'openai', custom_host: `${mock.url}/mock/chunks=25/v1` };
+  const client = (config: unknown) => sdk(gw, mock, '', { 'x-gateway-config': JSON.stringify(config) });
+
+  const denied = await client({ ...leaf, input_guardrails: [{ 'example.ticketIds': { allow: ['ACME-1'] }, deny: true }] })
+    .chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'see OPS-4411' }] })
+    .catch((e: unknown) => e as { status: number });
+  t.equal((denied as { status: number }).status, 446);
+  const allowed = await client({ ...leaf, input_guardrails: [{ 'example.ticketIds': { allow: ['ACME-1'] }, deny: true }] }).chat.completions.create({
+    model: 'm',
+    messages: [{ role: 'user', content: 'see ACME-1' }],
+  });
+  t.equal(allowed.choices[0]!.message.content, 'Mock reply to: see ACME-1');
+
+  const stream = await client({ ...leaf, output_guardrails: [{ 'example.ticketIds': {}, redact: true }] }).chat.completions.create({
+    model: 'm',
+    stream: true,
+    messages: [{ role: 'user', content: 'ACME-20991 then OPS-7' }],
+  });
+  let text = '';
+  for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+  t.equal(text, 'Mock reply to: [TICKET] then [TICKET]', 'ids split over many events are redacted');
+});

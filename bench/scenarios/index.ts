@@ -11,6 +11,7 @@ import { dialects } from './dialects.js';
 import { distributed } from './distributed.js';
 import { eventLoop } from './event-loop.js';
 import { governance } from './governance.js';
+import { guardrails } from './guardrails.js';
 import { http2 } from './http2.js';
 import { latencyC1 } from './latency-c1.js';
 import { logs } from './logs.js';
@@ -19,4 +20,4 @@ import { soak } from './soak.js';
 import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
 
-export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, http2, dialects, governance, defaultPipeline, distributed, cacheHit, eventLoop, analytics, logs, soak, memory];
+export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, http2, dialects, governance, defaultPipeline, guardrails, distributed, cacheHit, eventLoop, analytics, logs, soak, memory];

@@ -19,7 +19,7 @@ import { uuidv7 } from '../store/ids.js';
 import { quietWrite } from '../store/write-failures.js';
 
 /** Field names whose values are secrets, at any depth of a request body. */
-const SECRET_FIELD = /^(api_key|apikey|secret|password|token|authorization|.*_secret|.*_api_key|.*secret_access_key|.*_access_key|.*session_token|client_secret|.*service_account_json|custom_headers)$/i;
+const SECRET_FIELD = /^(api_key|apikey|secret|password|token|authorization|.*_secret|.*_api_key|.*secret_access_key|.*_access_key|.*session_token|client_secret|.*service_account_json|custom_headers|headers)$/i;
 const KEEP = new Set(['virtual_key', 'secret_reference_id']);
 
 /**

@@ -21,7 +21,13 @@ export interface Principal {
   workspace_role: WorkspaceRole | null;
   scopes: ReadonlySet<string>;
   /** Key defaults (pinned config, metadata) for the routing plugins. */
-  defaults: { metadata?: Record<string, string>; config_id?: string | null; allow_config_override?: boolean } | null;
+  defaults: {
+    metadata?: Record<string, string>;
+    config_id?: string | null;
+    allow_config_override?: boolean;
+    input_guardrails?: string[];
+    output_guardrails?: string[];
+  } | null;
 }
 
 declare module '../context.js' {

@@ -2,8 +2,8 @@
  * Permission scopes (the wire strings of the admin API) and which key kinds may hold them.
  *
  * The spec's operation table decides the split: organisation settings, workspaces, users and
- * organisation keys are organisation-key business; configs, virtual keys, analytics and the like
- * are open to both kinds (a workspace key within its workspace); feedback is workspace-key only.
+ * organisation keys are organisation-key business; configs, guardrails, virtual keys, analytics and
+ * the like are open to both kinds (a workspace key within its workspace); feedback is workspace-key only.
  */
 import type { ApiKeyType } from '../store/records.js';
 
@@ -32,6 +32,7 @@ export const SHARED_SCOPES: ReadonlyArray<string> = [
   ...crud('workspace_service_api_keys', ['rotate']),
   ...crud('workspace_user_api_keys', ['rotate']),
   ...crud('configs'),
+  ...crud('guardrails'),
   ...crud('virtual_keys', ['duplicate', 'copy']),
   ...crud('providers'),
   ...crud('policies'),

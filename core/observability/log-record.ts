@@ -11,6 +11,7 @@ import type { GatewayContext, Outcome } from '../context.js';
 import type { Usage } from '../usage/types.js';
 import { costOf, type PricingService } from '../usage/cost.js';
 import { headerValue } from '../upstream/headers.js';
+import type { HookResults } from '../guardrail-checks.js';
 
 declare module '../context.js' {
   interface ContextVars {
@@ -50,6 +51,8 @@ export interface LogRecord {
    * it waited, in ms; null otherwise. Absent on records from before it existed and on custom logs.
    */
   cache_wait_ms?: number | null;
+  /** The guardrails that ran on the request (absent when none applied), with every result. */
+  guardrails?: GuardrailsLog;
   stream: boolean;
   status: number;
   is_success: boolean;
@@ -98,6 +101,32 @@ function errorDetail(error: { code: string; cause?: unknown } | undefined): stri
 
 const round = (ms: number): number => Math.round(ms * 1000) / 1000;
 
+/** What the log keeps of a request's guardrails. */
+export interface GuardrailsLog {
+  /** `denied`: a deny answered (446, or the error event that ended a stream). */
+  verdict: 'passed' | 'failed' | 'denied';
+  passed: number;
+  failed: number;
+  /** Spans replaced by redaction, request and answer. */
+  redacted: number;
+  results: HookResults;
+}
+
+function guardrailsLog(results: HookResults, error: { code: string } | undefined): GuardrailsLog {
+  let passed = 0;
+  let failed = 0;
+  let redacted = 0;
+  for (const list of [results.before_request_hooks, results.after_request_hooks]) {
+    for (const o of list) {
+      if (o.verdict) passed++;
+      else failed++;
+      redacted += o.redacted ?? 0;
+    }
+  }
+  const verdict = error?.code === 'guardrail_denied' ? 'denied' : failed > 0 ? 'failed' : 'passed';
+  return { verdict, passed, failed, redacted, results };
+}
+
 /**
  * The record of a finished request (call it from `onDone`). One record per request, however many
  * plugins observe it (logging, analytics, metrics, traces each call this): built by the first,
@@ -125,6 +154,7 @@ function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingS
   const cost = usage && provider && model ? costOf(usage, provider, model, pricing) : { cents: 0, priced_as: null };
   const t = ctx.timings;
   const error = outcome.error ?? outcome.streamError;
+  const guardrails = ctx.get('guardrailResults');
   return {
     id: ctx.id,
     created_at: new Date(Date.now() - outcome.durationMs).toISOString(),
@@ -147,6 +177,7 @@ function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingS
     retry_count: ctx.retryCount,
     cache_status: ctx.cacheStatus,
     cache_wait_ms: ctx.get('cacheWaitMs') ?? null,
+    ...(guardrails !== undefined ? { guardrails: guardrailsLog(guardrails, error) } : {}),
     stream: ctx.wantsStream,
     status: outcome.status,
     is_success: outcome.status >= 200 && outcome.status < 400 && outcome.streamError === undefined && !outcome.aborted,

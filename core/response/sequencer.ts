@@ -218,7 +218,7 @@ export class ResponseSequencer {
   /** A reply through the whole phase: head hooks (a hook may replace it), body, end hooks. */
   async reply(reply: Reply): Promise<void> {
     const { body, headers } = encode(reply);
-    const head: ResponseHead = { status: reply.status, headers, sse: false };
+    const head: ResponseHead = body === undefined ? { status: reply.status, headers, sse: false } : { status: reply.status, headers, sse: false, body };
     let replacement = this.head(head);
     if (isPromise(replacement)) replacement = await replacement;
     if (replacement !== undefined) return this.replace(replacement);
@@ -231,7 +231,7 @@ export class ResponseSequencer {
    */
   async replace(reply: Reply): Promise<void> {
     const { body, headers } = encode(reply);
-    const head: ResponseHead = { status: reply.status, headers, sse: false };
+    const head: ResponseHead = body === undefined ? { status: reply.status, headers, sse: false } : { status: reply.status, headers, sse: false, body };
     // Every hook sees the head that goes out; what they return no longer replaces it.
     const ctx = this.#ctx;
     await runObservers(upTo(this.#rt.pipeline.onResponseHeaders, this.#limit), ctx, (fn) => fn(ctx, head));

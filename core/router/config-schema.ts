@@ -75,6 +75,15 @@ const strategy = {
   additionalProperties: false,
 };
 
+function guardrailList(description: string) {
+  return {
+    type: 'array',
+    maxItems: 32,
+    description: `${description} Items: inline guardrail objects ({"default.regexMatch": {...}, "deny": true}) or saved guardrail ids or slugs.`,
+    items: { anyOf: [{ type: 'string', minLength: 1, maxLength: 255 }, { type: 'object', maxProperties: 32 }] },
+  };
+}
+
 /** Fields any node may carry; children inherit or merge them (see DESIGN.md "Routing config"). */
 const shared = {
   name: { ...targetName, description: 'Names the node for conditional routing.' },
@@ -102,6 +111,11 @@ const shared = {
   override_params: { type: 'object', description: 'Body fields merged over the request (a child merges over its parent).' },
   custom_host: { type: 'string', format: 'uri', maxLength: 2048, description: 'Upstream base URL; passes the SSRF guard when used.' },
   forward_headers: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 256 } },
+  // Guardrails (the `guardrails` plugin checks the objects inside when it is in the pipeline).
+  input_guardrails: guardrailList('Checks on the request before it is sent; a child replaces its parent\'s list.'),
+  output_guardrails: guardrailList('Checks on the answer; a child replaces its parent\'s list.'),
+  default_input_guardrails: guardrailList('Appended to the input guardrails of every leaf below.'),
+  default_output_guardrails: guardrailList('Appended to the output guardrails of every leaf below.'),
 };
 
 const str = (maxLength = 1024) => ({ type: 'string', maxLength });

@@ -8,6 +8,16 @@
  */
 import type { BreakerSettings } from './breaker.js';
 
+declare module '../context.js' {
+  interface ContextVars {
+    /**
+     * The routing config the request runs with, as saved or sent (frozen when saved), set by the
+     * routing plugin: plugins read their own fields from it (guardrail lists, …).
+     */
+    routingConfig: Record<string, unknown>;
+  }
+}
+
 export interface Target {
   /** The provider adapter id, e.g. `openai`. */
   provider: string;

@@ -38,7 +38,14 @@ export interface Workspace extends Timestamps {
   name: string;
   description: string | null;
   organisation_id: string;
-  defaults: { metadata: Record<string, string>; is_default?: number; user_api_key_config?: string | null };
+  defaults: {
+    metadata: Record<string, string>;
+    is_default?: number;
+    user_api_key_config?: string | null;
+    /** Saved guardrails (ids or slugs) every request of this workspace goes through. */
+    input_guardrails?: string[];
+    output_guardrails?: string[];
+  };
   usage_limits: UsageLimits[];
   rate_limits: RateLimit[];
   status: 'active' | 'archived';
@@ -98,7 +105,14 @@ export interface ApiKeyRecord extends Timestamps {
   masked_key: string;
   status: 'active' | 'exhausted';
   scopes: string[];
-  defaults: { metadata?: Record<string, string>; config_id?: string | null; allow_config_override?: boolean } | null;
+  defaults: {
+    metadata?: Record<string, string>;
+    config_id?: string | null;
+    allow_config_override?: boolean;
+    /** Saved guardrails (ids or slugs) every request made with this key goes through. */
+    input_guardrails?: string[];
+    output_guardrails?: string[];
+  } | null;
   rate_limits: RateLimit[] | null;
   usage_limits: UsageLimits | null;
   alert_emails: string[];
@@ -131,6 +145,36 @@ export interface ConfigVersion {
   slug: string;
   name: string;
   config: Record<string, unknown>;
+  created_at: string;
+  created_by: string | null;
+}
+
+/**
+ * A saved guardrail: a named, versioned list of inline guardrail objects (each one or more check
+ * ids with their parameters, plus action keys such as `deny`), referred to by id or slug from
+ * configs, API keys and workspaces.
+ */
+export interface GuardrailRecord extends Timestamps {
+  id: string;
+  slug: string;
+  name: string;
+  organisation_id: string;
+  workspace_id: string;
+  /** Inline guardrail objects, e.g. `[{"default.pii": {}, "redact": true}]`. */
+  checks: Array<Record<string, unknown>>;
+  version_id: string;
+  status: 'active' | 'archived';
+  owner_id: string | null;
+  updated_by: string | null;
+}
+
+export interface GuardrailVersion {
+  /** The version id. */
+  id: string;
+  guardrail_id: string;
+  slug: string;
+  name: string;
+  checks: Array<Record<string, unknown>>;
   created_at: string;
   created_by: string | null;
 }

@@ -56,6 +56,8 @@ function defineCollections(c: <T extends { id: string }>(def: CollectionDefiniti
     }),
     configs: c<R.ConfigRecord>({ name: 'configs', indexes: { slug: bySlug<R.ConfigRecord>(), workspace: byWorkspace<R.ConfigRecord>() } }),
     configVersions: c<R.ConfigVersion>({ name: 'config_versions', indexes: { config: { key: (v) => v.config_id } } }),
+    guardrails: c<R.GuardrailRecord>({ name: 'guardrails', indexes: { slug: bySlug<R.GuardrailRecord>(), workspace: byWorkspace<R.GuardrailRecord>() } }),
+    guardrailVersions: c<R.GuardrailVersion>({ name: 'guardrail_versions', indexes: { guardrail: { key: (v) => v.guardrail_id } } }),
     virtualKeys: c<R.VirtualKeyRecord>({
       name: 'virtual_keys',
       indexes: { slug: bySlug<R.VirtualKeyRecord>(), workspace: byWorkspace<R.VirtualKeyRecord>() },

@@ -60,7 +60,8 @@ function parseJson(bytes: Buffer): unknown {
  * - buffering: holding a non-2xx answer for the router (more options remain);
  * - late: the head already went out as an event stream (pings), so the answer is buffered and
  *   sent whole, as events (the sequencer's pinged-head rule);
- * - translating: a dialect's whole answer, translated at its end and sent as a reply;
+ * - translating: a dialect's whole answer, translated at its end and sent as a reply (also a 2xx
+ *   JSON answer a plugin asked to see whole, `ctx.holdAnswer`, sent as it came);
  * - done: resolved; anything undici reports afterwards is ignored.
  */
 type Mode = 'waiting' | 'holding' | 'committed' | 'buffering' | 'late' | 'translating' | 'done';
@@ -135,7 +136,8 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
       return;
     }
     const translated = translation !== undefined || ingress !== undefined;
-    if (translated && !(ok && this.#sse)) {
+    // A plugin must see the whole answer before it goes out (ctx.holdAnswer): read it whole too.
+    if ((translated && !(ok && this.#sse)) || (ok && !this.#sse && this.ctx.holdAnswer && !this.out.pinged)) {
       // A dialect's JSON answer (or error) is translated whole, then sent as a reply.
       this.#mode = 'translating';
       return;
@@ -309,7 +311,11 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
     try {
       const parsed = parseJson(Buffer.concat(this.#chunks));
       if (!ok) body = this.#translateError(parsed);
-      else {
+      else if (t === undefined && ingress === undefined) {
+        // Held for a plugin (ctx.holdAnswer), not translated: the provider's own bytes go out.
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('the answer is not a JSON object');
+        body = parsed as Record<string, unknown>;
+      } else {
         const openai = t !== undefined ? t.translator.response(t.ctx, parsed) : (parsed as Record<string, unknown>);
         if (typeof openai !== 'object' || openai === null) throw new Error('the answer is not a JSON object');
         body = ingress !== undefined ? ingress.dialect.response(openai, this.ctx.body!, { strict: ingress.strict }) : openai;
@@ -318,7 +324,7 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
       this.#settle({ kind: 'failed', error: Errors.upstreamInvalidResponse(undefined, { cause: err }) });
       return;
     }
-    const bytes = Buffer.from(JSON.stringify(body));
+    const bytes = ok && t === undefined && ingress === undefined ? Buffer.concat(this.#chunks) : Buffer.from(JSON.stringify(body));
     const headers = downstreamHeaders(this.#headers) as Record<string, string>;
     delete headers['content-length'];
     delete headers['content-encoding'];

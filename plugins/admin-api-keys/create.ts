@@ -16,6 +16,7 @@ import {
   S,
   type AdminInput,
   type AnyAdminRoute,
+  type GuardrailService,
   type Records,
   type Store,
 } from '../../core/index.js';
@@ -44,7 +45,9 @@ function boundUser(store: Store, workspaceId: string, userId: string | undefined
   return userId;
 }
 
-function createKey(type: Records.ApiKeyType, { body, principal, workspace, store }: AdminInput<CreateBody, Record<string, never>>): unknown {
+type Guardrails = () => GuardrailService | undefined;
+
+function createKey(type: Records.ApiKeyType, { body, principal, workspace, store }: AdminInput<CreateBody, Record<string, never>>, guardrails: Guardrails): unknown {
   assertMayManageKeys(principal);
   if (body.organisation_id !== undefined && body.organisation_id !== principal.organisation_id) {
     throw AdminErrors.invalid('organisation_id is not this organisation.', 'organisation_id');
@@ -52,7 +55,7 @@ function createKey(type: Records.ApiKeyType, { body, principal, workspace, store
   const scopes = grantableScopes(principal, type, body.scopes);
   const workspaceId = type === 'organisation-service' ? null : workspace!.id;
   const userId = type === 'workspace-user' ? boundUser(store, workspaceId!, body.user_id) : null;
-  checkFields(store, body, workspaceId);
+  checkFields(store, body, { workspaceId, guardrails });
   const { record: blank, raw } = newApiKey({
     type,
     name: body.name,
@@ -76,7 +79,8 @@ function bodySchema(extra: Record<string, S.JsonSchema>): S.JsonSchema {
   };
 }
 
-export const createRoutes: AnyAdminRoute[] = [
+/** The create routes; `guardrails` checks the saved guardrails a key's defaults name. */
+export const createRoutes = (guardrails: Guardrails): AnyAdminRoute[] => [
   defineAdminRoute<CreateBody>({
     method: 'POST',
     path: '/v1/api-keys/organisation/service',
@@ -87,7 +91,7 @@ export const createRoutes: AnyAdminRoute[] = [
     level: 'organisation',
     body: bodySchema({}),
     response: createResponse,
-    handler: (input) => createKey('organisation-service', input),
+    handler: (input) => createKey('organisation-service', input, guardrails),
   }),
   defineAdminRoute<CreateBody>({
     method: 'POST',
@@ -99,7 +103,7 @@ export const createRoutes: AnyAdminRoute[] = [
     level: 'workspace',
     body: bodySchema({ workspace_id: S.workspaceRef }),
     response: createResponse,
-    handler: (input) => createKey('workspace-service', input),
+    handler: (input) => createKey('workspace-service', input, guardrails),
   }),
   defineAdminRoute<CreateBody>({
     method: 'POST',
@@ -111,6 +115,6 @@ export const createRoutes: AnyAdminRoute[] = [
     level: 'workspace',
     body: bodySchema({ workspace_id: S.workspaceRef, user_id: S.uuid }),
     response: createResponse,
-    handler: (input) => createKey('workspace-user', input),
+    handler: (input) => createKey('workspace-user', input, guardrails),
   }),
 ];

@@ -1,19 +1,27 @@
 /**
  * Body fields → record fields, for create and update alike, in two steps so a handler never
  * leaves half a write: {@link checkFields} runs every check a schema cannot express (a future
- * expiry, a pinned config that exists, exclusive reset options) before anything is written;
+ * expiry, a pinned config that exists, saved guardrails that exist, exclusive reset options)
+ * before anything is written;
  * {@link applyFields} is then pure and cannot fail inside the store transaction.
  */
-import { AdminErrors, type Records, type Store } from '../../core/index.js';
-import type { KeyFieldsBody } from './payloads.js';
+import { AdminErrors, type GuardrailService, type Records, type Store } from '../../core/index.js';
+import { GUARDRAIL_DEFAULTS, type KeyFieldsBody } from './payloads.js';
 
 type ApiKey = Records.ApiKeyRecord;
 
-/**
- * @param workspaceId the key's workspace (null for an organisation key): a workspace key may pin
- *   only a config of its own workspace.
- */
-export function checkFields(store: Store, body: KeyFieldsBody, workspaceId: string | null): void {
+/** Where a key's fields are checked. */
+export interface FieldScope {
+  /**
+   * The key's workspace (null for an organisation key): a workspace key may pin only a config
+   * and name only saved guardrails of its own workspace.
+   */
+  workspaceId: string | null;
+  /** The `guardrails` service, when that plugin is in the pipeline. */
+  guardrails: () => GuardrailService | undefined;
+}
+
+export function checkFields(store: Store, body: KeyFieldsBody, { workspaceId, guardrails }: FieldScope): void {
   if (typeof body.expires_at === 'string' && Date.parse(body.expires_at) <= Date.now()) {
     throw AdminErrors.invalid('expires_at must be in the future.', 'expires_at');
   }
@@ -27,6 +35,16 @@ export function checkFields(store: Store, body: KeyFieldsBody, workspaceId: stri
     if (config === undefined || config.status !== 'active' || (workspaceId !== null && config.workspace_id !== workspaceId)) {
       throw AdminErrors.notFound('The config named by defaults.config_id does not exist.', 'defaults.config_id');
     }
+  }
+  for (const field of GUARDRAIL_DEFAULTS) {
+    const list = body.defaults?.[field];
+    if (list === undefined || list.length === 0) continue;
+    const param = `defaults.${field}`;
+    const service = guardrails();
+    // Nothing would apply them: refused rather than stored to do nothing.
+    if (service === undefined) throw AdminErrors.invalid(`${param} needs the guardrails plugin in the pipeline.`, param);
+    const err = service.validate(list, param, workspaceId ?? undefined);
+    if (err !== null) throw err;
   }
 }
 

@@ -4,7 +4,7 @@
  * Authentication with the keys is the `auth` plugin's; `gateway keys create` (core/cli-keys.ts)
  * creates keys from the command line.
  */
-import { adminRoutes, definePlugin } from '../../core/index.js';
+import { adminRoutes, definePlugin, optionalService } from '../../core/index.js';
 import { createRoutes } from './create.js';
 import { manageRoutes } from './manage.js';
 import { rotateRoutes } from './rotate.js';
@@ -13,6 +13,8 @@ export default definePlugin({
   name: 'admin-api-keys',
   configSchema: { type: 'object', additionalProperties: false },
   setup(app) {
-    return { routes: adminRoutes(app, [...createRoutes, ...manageRoutes, ...rotateRoutes]) };
+    // `defaults.input_guardrails` / `output_guardrails` are checked by the guardrails plugin.
+    const guardrails = optionalService(app, 'guardrails', 'API keys cannot name guardrails in their defaults');
+    return { routes: adminRoutes(app, [...createRoutes(guardrails), ...manageRoutes(guardrails), ...rotateRoutes]) };
   },
 });

@@ -5,7 +5,7 @@
  * found (and visible: a workspace key never learns that another workspace's key exists). A
  * deleted key is gone for every operation here; its record stays for the audit trail.
  */
-import { AdminErrors, assertVisible, defineAdminRoute, listPage, nowIso, S, type AnyAdminRoute, type Principal, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, assertVisible, defineAdminRoute, listPage, nowIso, S, type AnyAdminRoute, type GuardrailService, type Principal, type Records, type Store } from '../../core/index.js';
 import { apiKeySchema, keyFields, view, type KeyFieldsBody } from './payloads.js';
 import { applyFields, checkFields, nextStamp } from './fields.js';
 import { assertMayManageKeys, grantableScopes, KEY_TYPES, keyScope, requireKeyScope, type KeyAction } from './permissions.js';
@@ -32,7 +32,8 @@ export function findKey(store: Store, principal: Principal, id: string, action: 
   return key;
 }
 
-export const manageRoutes: AnyAdminRoute[] = [
+/** The routes on existing keys; `guardrails` checks the saved guardrails a key's defaults name. */
+export const manageRoutes = (guardrails: () => GuardrailService | undefined): AnyAdminRoute[] => [
   defineAdminRoute<never, ListQuery>({
     method: 'GET',
     path: '/v1/api-keys',
@@ -97,7 +98,7 @@ export const manageRoutes: AnyAdminRoute[] = [
       const key = findKey(store, principal, params.id!, 'update');
       assertMayManageKeys(principal);
       const scopes = body.scopes === undefined ? undefined : grantableScopes(principal, key.type, body.scopes);
-      checkFields(store, body, key.workspace_id);
+      checkFields(store, body, { workspaceId: key.workspace_id, guardrails });
       store.c.apiKeys.update(key.id, function applyUpdate(current) {
         // Deleted between the read above and this transaction: nothing to update.
         if (current.deleted_at !== null) throw AdminErrors.notFound('API key does not exist.');

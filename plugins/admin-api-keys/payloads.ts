@@ -20,6 +20,12 @@ const rateLimit: S.JsonSchema = {
   additionalProperties: false,
 };
 
+/** Saved guardrails (ids or slugs) a key's requests always get; checked by the guardrails plugin. */
+const guardrailRefs: S.JsonSchema = { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 255 } };
+
+/** The fields of `defaults` naming saved guardrails. */
+export const GUARDRAIL_DEFAULTS = ['input_guardrails', 'output_guardrails'] as const;
+
 const defaults: S.JsonSchema = {
   type: 'object',
   nullable: true,
@@ -32,6 +38,8 @@ const defaults: S.JsonSchema = {
     },
     config_id: { type: 'string', minLength: 1, maxLength: 255, nullable: true },
     allow_config_override: { type: 'boolean', default: true },
+    input_guardrails: guardrailRefs,
+    output_guardrails: guardrailRefs,
   },
   additionalProperties: false,
 };
@@ -89,7 +97,7 @@ export const apiKeySchema: S.JsonSchema = S.record({
   defaults: {
     type: 'object',
     nullable: true,
-    properties: { metadata: S.stringMap, config_id: S.strOrNull, allow_config_override: S.bool },
+    properties: { metadata: S.stringMap, config_id: S.strOrNull, allow_config_override: S.bool, input_guardrails: S.strings, output_guardrails: S.strings },
   },
   alert_emails: S.strings,
   expires_at: S.strOrNull,

@@ -10,7 +10,7 @@
  * Needs the `auth` plugin before it in the pipeline (without a principal every route but
  * `…/invites/accept` answers 401).
  */
-import { adminRoutes, definePlugin } from '../../core/index.js';
+import { adminRoutes, definePlugin, optionalService } from '../../core/index.js';
 import { userRoutes } from './users.js';
 import { inviteRoutes } from './invites.js';
 import { acceptInviteRoute } from './invite-accept.js';
@@ -23,6 +23,8 @@ export default definePlugin({
   setup(app) {
     // Invite links point back at this gateway, in the scheme it serves.
     const secure = app.config.server.tls !== undefined;
-    return { routes: adminRoutes(app, [...userRoutes, ...inviteRoutes(secure), acceptInviteRoute, ...workspaceRoutes, ...memberRoutes]) };
+    // `defaults.input_guardrails` / `output_guardrails` are checked by the guardrails plugin.
+    const guardrails = optionalService(app, 'guardrails', 'workspaces cannot name guardrails in their defaults');
+    return { routes: adminRoutes(app, [...userRoutes, ...inviteRoutes(secure), acceptInviteRoute, ...workspaceRoutes(guardrails), ...memberRoutes]) };
   },
 });

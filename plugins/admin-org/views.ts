@@ -65,7 +65,14 @@ const workspaceFields = {
   last_updated_at: S.str,
   defaults: {
     type: 'object',
-    properties: { metadata: S.stringMap, is_default: S.int, user_api_key_config: S.strOrNull, object: S.str },
+    properties: {
+      metadata: S.stringMap,
+      is_default: S.int,
+      user_api_key_config: S.strOrNull,
+      input_guardrails: S.strings,
+      output_guardrails: S.strings,
+      object: S.str,
+    },
     required: ['metadata', 'is_default', 'object'],
   },
   usage_limits: { type: 'array', items: S.usageLimits },

@@ -6,18 +6,33 @@
  * Deleting archives. The default workspace is never deleted (organisation keys act there when
  * they name none). A workspace still holding live API keys, configs, virtual keys or providers is
  * a 409 unless `force_delete: true`, which archives anyway and revokes its API keys.
+ *
+ * `defaults.input_guardrails` / `defaults.output_guardrails` name saved guardrails (ids or slugs)
+ * every request of the workspace gets; the `guardrails` plugin checks them (a 400
+ * `unknown_guardrail` naming the item). On update they must live in the workspace; a new
+ * workspace has none yet, so on create they are checked across the organisation.
  */
-import { AdminErrors, defineAdminRoute, listPage, isUuid, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Principal, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, defineAdminRoute, listPage, isUuid, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type GuardrailService, type Principal, type Records, type Store } from '../../core/index.js';
 import { memberView, workspaceDetailSchema, workspaceSchema, workspaceView } from './views.js';
 import { pathWorkspace } from './workspace-refs.js';
 import { assertMayManage } from './permissions.js';
 
 type Workspace = Records.Workspace;
 
+/** Saved guardrails (ids or slugs) named by a workspace's defaults. */
+interface GuardrailDefaults {
+  input_guardrails?: string[];
+  output_guardrails?: string[];
+}
+
+const GUARDRAIL_DEFAULTS = ['input_guardrails', 'output_guardrails'] as const;
+
+type Guardrails = () => GuardrailService | undefined;
+
 interface Fields {
   name?: string;
   description?: string | null;
-  defaults?: { metadata?: Record<string, string>; user_api_key_config?: string | null };
+  defaults?: { metadata?: Record<string, string>; user_api_key_config?: string | null } & GuardrailDefaults;
   usage_limits?: Workspace['usage_limits'];
   rate_limits?: Workspace['rate_limits'];
 }
@@ -44,6 +59,8 @@ const metadata = {
   propertyNames: { maxLength: 64 },
   additionalProperties: { type: 'string', maxLength: 512 },
 };
+
+const guardrailRefs = { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 255 } };
 
 const fieldSchemas = {
   name: S.name255,
@@ -74,6 +91,28 @@ function userKeyConfig(store: Store, ws: Workspace, ref: string): string {
   return config.id;
 }
 
+/**
+ * The guardrail lists of `defaults` the body sets (each checked by the guardrails plugin), to
+ * spread into the stored defaults. `workspaceId` undefined: checked across the organisation.
+ */
+function guardrailDefaults(guardrails: Guardrails, defaults: GuardrailDefaults | undefined, workspaceId: string | undefined): GuardrailDefaults {
+  const out: GuardrailDefaults = {};
+  for (const field of GUARDRAIL_DEFAULTS) {
+    const list = defaults?.[field];
+    if (list === undefined) continue;
+    const param = `defaults.${field}`;
+    if (list.length > 0) {
+      const service = guardrails();
+      // Nothing would apply them: refused rather than stored to do nothing.
+      if (service === undefined) throw AdminErrors.invalid(`${param} needs the guardrails plugin in the pipeline.`, param);
+      const err = service.validate(list, param, workspaceId);
+      if (err !== null) throw err;
+    }
+    out[field] = list;
+  }
+  return out;
+}
+
 /** What still lives in the workspace; the first kind found names the 409. */
 function dependents(store: Store, wsId: string): string | undefined {
   const byWs = { index: 'workspace', value: wsId, limit: 1 } as const;
@@ -93,7 +132,8 @@ function assertOrgMayChangeLimits(principal: Principal, body: Fields): void {
   }
 }
 
-export const workspaceRoutes: AnyAdminRoute[] = [
+/** The routes; `guardrails` checks the saved guardrails a workspace's defaults name. */
+export const workspaceRoutes = (guardrails: Guardrails): AnyAdminRoute[] => [
   defineAdminRoute<CreateBody>({
     method: 'POST',
     path: '/v1/admin/workspaces',
@@ -107,7 +147,11 @@ export const workspaceRoutes: AnyAdminRoute[] = [
       properties: {
         ...fieldSchemas,
         slug: S.slug,
-        defaults: { type: 'object', properties: { metadata }, additionalProperties: false },
+        defaults: {
+          type: 'object',
+          properties: { metadata, input_guardrails: guardrailRefs, output_guardrails: guardrailRefs },
+          additionalProperties: false,
+        },
       },
       required: ['name'],
       additionalProperties: false,
@@ -117,6 +161,7 @@ export const workspaceRoutes: AnyAdminRoute[] = [
       assertMayManage(principal);
       // findWorkspace tries ids before slugs: a uuid-shaped slug could shadow another workspace.
       if (body.slug !== undefined && isUuid(body.slug)) throw AdminErrors.invalid('A slug cannot look like a workspace id.', 'slug');
+      const lists = guardrailDefaults(guardrails, body.defaults, undefined);
       const now = nowIso();
       const ws: Workspace = {
         id: uuidv7(),
@@ -124,7 +169,7 @@ export const workspaceRoutes: AnyAdminRoute[] = [
         name: body.name,
         description: body.description ?? null,
         organisation_id: principal.organisation_id,
-        defaults: { metadata: body.defaults?.metadata ?? {}, is_default: 0 },
+        defaults: { metadata: body.defaults?.metadata ?? {}, is_default: 0, ...lists },
         usage_limits: usageLimits(body.usage_limits ?? []),
         rate_limits: body.rate_limits ?? [],
         status: 'active',
@@ -204,7 +249,12 @@ export const workspaceRoutes: AnyAdminRoute[] = [
         ...fieldSchemas,
         defaults: {
           type: 'object',
-          properties: { metadata, user_api_key_config: { type: 'string', minLength: 1, maxLength: 255, nullable: true } },
+          properties: {
+            metadata,
+            user_api_key_config: { type: 'string', minLength: 1, maxLength: 255, nullable: true },
+            input_guardrails: guardrailRefs,
+            output_guardrails: guardrailRefs,
+          },
           additionalProperties: false,
         },
       },
@@ -217,6 +267,7 @@ export const workspaceRoutes: AnyAdminRoute[] = [
       assertOrgMayChangeLimits(principal, body);
       const ref = body.defaults?.user_api_key_config;
       const configId = ref === undefined || ref === null ? ref : userKeyConfig(store, ws, ref);
+      const lists = guardrailDefaults(guardrails, body.defaults, ws.id);
       store.c.workspaces.update(ws.id, (w) => ({
         ...w,
         name: body.name ?? w.name,
@@ -225,6 +276,7 @@ export const workspaceRoutes: AnyAdminRoute[] = [
           ...w.defaults,
           metadata: body.defaults?.metadata ?? w.defaults.metadata,
           ...(configId === undefined ? {} : { user_api_key_config: configId }),
+          ...lists,
         },
         usage_limits: body.usage_limits === undefined ? w.usage_limits : usageLimits(body.usage_limits),
         rate_limits: body.rate_limits ?? w.rate_limits,

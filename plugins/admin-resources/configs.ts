@@ -9,11 +9,16 @@
  *
  * Configs are checked with the routing schema (core/router/config-schema.ts) before anything is
  * written; provider secrets inside them (`api_key` at any depth, AWS and Vertex credentials) are
- * stored sealed as `{"sealed": "v1:…"}` and shown masked in every read.
+ * stored sealed as `{"sealed": "v1:…"}` and shown masked in every read, as are the header values
+ * of the checks of inline guardrails (webhook credentials).
+ *
+ * With the `guardrails` plugin in the pipeline, the guardrail lists of a config are checked by it
+ * too (`config.input_guardrails[0]["default.wordCount"].max`, a saved guardrail that does not
+ * exist in the workspace); without it they are checked by the routing schema only.
  */
 import { assertVisible, defineAdminRoute, listPage, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
-import { checkConfigUpstreams, validateRoutingConfig, type CustomHostPolicy } from '../../core/index.js';
-import { maskConfig, sealConfig, unsealConfig } from './config-secrets.js';
+import { checkConfigUpstreams, validateRoutingConfig, ValidationErrors, type CustomHostPolicy, type GatewayError, type GuardrailService } from '../../core/index.js';
+import { hasGuardrailLists, hiddenGuardrailHeaders, maskConfig, sealConfig, unsealConfig } from './config-secrets.js';
 import { deepFreeze } from './provider-fields.js';
 
 type ConfigRecord = Records.ConfigRecord;
@@ -94,14 +99,62 @@ function findConfig(store: Store, slugOrId: string): ConfigRecord | undefined {
   return store.c.configs.getBy('slug', slugOrId) ?? store.c.configs.get(slugOrId);
 }
 
+/** What a saved config is checked against besides the routing schema. */
+export interface ConfigRules {
+  /** The YAML's `security.custom_hosts`: custom hosts are checked when saved, as the router does. */
+  policy: CustomHostPolicy;
+  /** The `guardrails` service, when that plugin is in the pipeline. */
+  guardrails: () => GuardrailService | undefined;
+}
+
 /**
  * A 400 naming the path inside the config (`config.targets[1].weight`), before anything is written:
  * the routing schema and rules, then the upstream guard (custom hosts, provider field grammar),
- * as inline configs get per request.
+ * as inline configs get per request, then the guardrail lists (saved ones must exist in the
+ * config's workspace).
  */
-function assertValidConfig(config: Record<string, unknown>, policy: CustomHostPolicy): void {
-  const err = validateRoutingConfig(config) ?? checkConfigUpstreams(config, policy);
+function assertValidConfig(config: Record<string, unknown>, rules: ConfigRules, workspaceId: string): void {
+  const err =
+    validateRoutingConfig(config) ??
+    depthError(config) ??
+    checkConfigUpstreams(config, rules.policy) ??
+    guardrailError(config, rules, workspaceId);
   if (err !== null) throw err;
+}
+
+/**
+ * Deepest JSON nesting of a saved config. The schema bounds `targets` and queries, but leaves
+ * are open (provider fields, check parameters): without this, a value nested thousands deep
+ * passes and then breaks the recursive copies that seal and store it (a 500).
+ */
+const MAX_JSON_DEPTH = 128;
+
+/** Iterative, so depth is measured without the recursion it protects against. */
+function depthError(config: Record<string, unknown>): GatewayError | null {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value: config, depth: 0 }];
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > MAX_JSON_DEPTH) return ValidationErrors.invalidValue(`config nests deeper than ${MAX_JSON_DEPTH} levels.`, { param: 'config' });
+    for (const child of Object.values(value)) stack.push({ value: child, depth: depth + 1 });
+  }
+  return null;
+}
+
+function guardrailError(config: Record<string, unknown>, rules: ConfigRules, workspaceId: string): GatewayError | null {
+  // Looked up only when needed: a pipeline without the plugin logs its absence once, on first use.
+  const service = hasGuardrailLists(config) ? rules.guardrails() : undefined;
+  return service === undefined ? null : service.validateConfig(config, 'config', workspaceId);
+}
+
+/**
+ * The body's config in clear, for the handler. The body is left holding a copy with guardrail
+ * header values masked: the audit record is built from it once the handler has run.
+ */
+function takeConfig(body: { config?: Record<string, unknown> }): Record<string, unknown> | undefined {
+  const config = body.config;
+  if (config !== undefined) body.config = hiddenGuardrailHeaders(config);
+  return config;
 }
 
 const configBody: S.JsonSchema = { type: 'object', maxProperties: 256, description: 'A routing config (see the routing config schema).' };
@@ -128,8 +181,8 @@ interface ListQuery {
 
 const pageQuery = { properties: { ...S.pagination } };
 
-/** The routes; the custom host policy is the YAML's `security.custom_hosts`. */
-export function configRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
+/** The routes, checking configs against `rules`. */
+export function configRoutes(rules: ConfigRules): AnyAdminRoute[] {
   return [
     defineAdminRoute<CreateBody>({
       method: 'POST',
@@ -153,9 +206,10 @@ export function configRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
       },
       response: S.record({ id: S.str, slug: S.str, version_id: S.str, object: S.str }),
       handler({ body, workspace, principal, store }) {
-        assertValidConfig(body.config, policy);
+        const clear = takeConfig(body)!;
+        assertValidConfig(clear, rules, workspace!.id);
         const now = nowIso();
-        const sealed = sealConfig(store, body.config);
+        const sealed = sealConfig(store, clear);
         const config: ConfigRecord = {
           id: uuidv7(),
           slug: body.slug ?? `pc-${slugify(body.name)}`,
@@ -230,9 +284,10 @@ export function configRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
       },
       response: S.record({ version_id: S.str }),
       handler({ params, body, principal, store }) {
+        const clear = takeConfig(body);
         const current = assertVisible(principal, findConfig(store, params.slug!), 'Config');
-        if (body.config !== undefined) assertValidConfig(body.config, policy);
-        const sealed = body.config === undefined ? undefined : sealConfig(store, body.config, current.config);
+        if (clear !== undefined) assertValidConfig(clear, rules, current.workspace_id);
+        const sealed = clear === undefined ? undefined : sealConfig(store, clear, current.config);
         const now = nowIso();
         const versionId = uuidv7();
         // Every update is a version, even a rename: the history answers "what did this config look

@@ -9,7 +9,7 @@
  * The routing plugin reads them through `resolveConfig`, `resolveVirtualKey` and
  * `resolveProvider` (secrets unsealed there and nowhere else).
  */
-import { adminRoutes, definePlugin } from '../../core/index.js';
+import { adminRoutes, definePlugin, optionalService } from '../../core/index.js';
 import { configRoutes, resolveConfig } from './configs.js';
 import { virtualKeyRoutes, resolveVirtualKey } from './virtual-keys.js';
 import { integrationRoutes } from './integrations.js';
@@ -26,6 +26,8 @@ export default definePlugin({
   setup(app) {
     // Custom hosts are checked when saved, against the same policy the router applies.
     const policy = app.config.security.custom_hosts;
+    // Guardrail lists in saved configs are checked by the guardrails plugin, when it runs.
+    const guardrails = optionalService(app, 'guardrails', 'guardrail lists in saved configs are checked by the routing schema only');
     // The routing plugins find stored credentials through this service, never through our files.
     const store = app.store;
     app.provide('credentials', {
@@ -34,7 +36,7 @@ export default definePlugin({
       config: (slugOrId, workspaceId) => resolveConfig(store, slugOrId, workspaceId),
     });
     return {
-      routes: adminRoutes(app, [...configRoutes(policy), ...virtualKeyRoutes(policy), ...integrationRoutes(policy), ...providerRoutes]),
+      routes: adminRoutes(app, [...configRoutes({ policy, guardrails }), ...virtualKeyRoutes(policy), ...integrationRoutes(policy), ...providerRoutes]),
     };
   },
 });

@@ -12,11 +12,15 @@
  * is the exact code (a handful of values), not only its class: the `status_code` filter is exact.
  * Whatever the key already says (cache hit or miss, status) is not repeated in the value.
  *
+ * Guardrail verdicts by check ride in the bucket only when one of its requests had guardrails
+ * (guardrail-counts.ts): the common bucket does not grow.
+ *
  * A bucket's users live beside it, not in it: up to 1000 names per bucket would make every graph
  * decode them, and only the users graph and group read them (measured: 25× slower 30-day graphs).
  */
 import type { LogRecord } from '../../core/index.js';
 import { addToPairs, binOf, mergePairs } from './histogram.js';
+import { addGuardrails, emptyGuardrailCounts, mergeGuardrailCounts, type GuardrailCounts } from './guardrail-counts.js';
 
 export type BucketKey = [workspace: string, minute: number, provider: string, model: string, status: number, cache: string, apiKey: string, metadata: string];
 
@@ -36,6 +40,11 @@ export interface Bucket {
   fallback: number;
   /** Epoch ms of the latest request (groups' `last_seen`). */
   last_at: number;
+  /**
+   * Guardrail verdicts by check (guardrail-counts.ts). Absent until a request with guardrails is
+   * added: buckets without them keep their shape and size. Always last when present.
+   */
+  guardrails?: GuardrailCounts;
 }
 
 /**
@@ -62,6 +71,7 @@ export const USER_METADATA_KEY = '_user';
 
 export function emptyBucket(): Bucket {
   // Always this field order: the databases share msgpack structures, one per record shape.
+  // `guardrails` is not here: it is appended to the buckets that need it (a second shape only).
   return { requests: 0, errors: 0, cost: 0, prompt_tokens: 0, completion_tokens: 0, latency_ms: 0, hist: [], retried: [], fallback: 0, last_at: 0 };
 }
 
@@ -110,6 +120,7 @@ export function addRequest(bucket: Bucket, users: UserCounts, userIndex: Map<str
   if (r.is_success && r.retry_count > 0) addToPairs(bucket.retried, r.retry_count, 1);
   if (fallback) bucket.fallback++;
   if (at > bucket.last_at) bucket.last_at = at;
+  if (r.guardrails !== undefined) addGuardrails((bucket.guardrails ??= emptyGuardrailCounts()), r.guardrails);
   const user = userOf(r);
   if (user !== null) addUser(users, userIndex, user, 1, r.cost_cents);
 }
@@ -141,6 +152,7 @@ export function mergeBucket(into: Bucket, from: Bucket): Bucket {
   mergePairs(into.retried, from.retried);
   into.fallback += from.fallback;
   if (from.last_at > into.last_at) into.last_at = from.last_at;
+  if (from.guardrails !== undefined) into.guardrails = mergeGuardrailCounts(into.guardrails, from.guardrails);
   return into;
 }
 

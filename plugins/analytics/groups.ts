@@ -1,6 +1,7 @@
 /**
  * The group lists of admin-api.md §16: requests (and cost) per user, per model and per value of
- * one metadata key, over the range, most requests first, in the list envelope.
+ * one metadata key, over the range, most requests first, in the list envelope. Ours besides:
+ * guardrail verdicts per check and phase, most failures first, with the requests denied.
  *
  * Per the reference, `/groups/users` and `/groups/ai-models` give `requests` and `cost` as
  * strings. `/groups/metadata/{key}` gives `avg_weighted_feedback` and `requests_with_feedback`
@@ -9,6 +10,7 @@
  */
 import { S } from '../../core/index.js';
 import { metadataPairs, type Bucket, type BucketKey, type UserCounts } from './bucket.js';
+import { PHASES, SLOTS, VERDICTS, type Phase } from './guardrail-counts.js';
 import { cents, round3 } from './graphs.js';
 import type { Visit } from './query.js';
 
@@ -36,6 +38,22 @@ export const groupSchemas = {
     avg_weighted_feedback: S.nullable(S.num),
     requests_with_feedback: S.nullable(S.int),
     last_seen: S.str,
+  }),
+  guardrails: S.record({
+    object: { type: 'string', const: 'list' },
+    total: { ...S.int, description: 'Rows: distinct (check, phase) pairs that ran in the range.' },
+    denied: { ...S.int, description: 'Requests a guardrail denied (446, or a stream ended by a deny).' },
+    data: {
+      type: 'array',
+      items: S.record({
+        check: { ...S.str, description: 'Check id, e.g. `default.pii`.' },
+        phase: { type: 'string', enum: [...PHASES], description: '`input`: on the request (before_request_hooks); `output`: on the answer (after_request_hooks).' },
+        pass: S.int,
+        fail: S.int,
+        error: { ...S.int, description: 'Results whose check threw or timed out (not counted in pass or fail).' },
+        object: { type: 'string', const: 'analytics-group' },
+      }),
+    },
   }),
 };
 
@@ -111,4 +129,45 @@ export function metadataGroup(scan: Scan, metadataKey: string, p: Page): GroupLi
     }),
     p,
   );
+}
+
+interface GuardrailRow {
+  check: string;
+  phase: Phase;
+  /** pass, fail, error */
+  counts: [number, number, number];
+}
+
+export type GuardrailsGroup = GroupList<{ check: string; phase: Phase; pass: number; fail: number; error: number; object: 'analytics-group' }> & { denied: number };
+
+/**
+ * Check results per check and phase (most failures and errors first), and the requests denied.
+ * Buckets without guardrails are skipped at the cost of one property read.
+ */
+export function guardrailsGroup(scan: Scan, p: Page): GuardrailsGroup {
+  const rows = new Map<string, GuardrailRow>();
+  let denied = 0;
+  scan((bucket) => {
+    const g = bucket.guardrails;
+    if (g === undefined) return;
+    denied += g.denied;
+    for (let i = 0; i < g.checks.length; i++) {
+      for (let ph = 0; ph < PHASES.length; ph++) {
+        const at = i * SLOTS + ph * VERDICTS.length;
+        if (g.counts[at]! + g.counts[at + 1]! + g.counts[at + 2]! === 0) continue;
+        // `check phase`: the name ties break on, so a check's input row comes before its output row.
+        const name = `${g.checks[i]!} ${PHASES[ph]!}`;
+        let row = rows.get(name);
+        if (row === undefined) rows.set(name, (row = { check: g.checks[i]!, phase: PHASES[ph]!, counts: [0, 0, 0] }));
+        for (let v = 0; v < VERDICTS.length; v++) row.counts[v]! += g.counts[at + v]!;
+      }
+    }
+  });
+  const list = page(
+    rows,
+    (r) => r.counts[1] + r.counts[2],
+    (_name, r) => ({ check: r.check, phase: r.phase, pass: r.counts[0], fail: r.counts[1], error: r.counts[2], object: 'analytics-group' as const }),
+    p,
+  );
+  return { ...list, denied };
 }

@@ -7,7 +7,8 @@
  * Each host folds its requests in memory (rollup.ts) and every flush_ms sends one additive upsert
  * for the whole flush: `INSERT … ON CONFLICT DO UPDATE SET requests = requests + excluded.requests, …`.
  * Counts add up whatever the order and however many hosts write; the sparse parts (the latency
- * histogram, retries, per-user counts) are jsonb maps added key by key (`gateway_jsonb_add`).
+ * histogram, retries, per-user counts, guardrail verdicts by check) are jsonb maps added key by
+ * key (`gateway_jsonb_add`).
  * So a read through any host sums over all of them.
  *
  * While PostgreSQL is away a flush is kept (merged with the next ones, bounded) and sent when it
@@ -17,6 +18,7 @@
 import type pg from 'pg';
 import { runMigrations, type Distributed, type Logger, type MigrationStep } from '../../core/index.js';
 import { emptyBucket, emptyUsers, mergeBucket, mergeUsers, type Bucket, type BucketKey, type UserCounts } from './bucket.js';
+import { guardrailsFromMap, guardrailsToMap } from './guardrail-counts.js';
 import { countFeedback } from './feedback.js';
 import { matcher, segments, type Query, type Scanner, type Series } from './query.js';
 import { hourOf, type PendingBucket, type RollupWrite } from './rollup.js';
@@ -35,8 +37,8 @@ const RETENTION_EVERY_MS = 60 * 60_000;
 /** How soon counts kept through an outage are sent again when no flush comes first. */
 const RETRY_MS = 1_000;
 
-/** Append-only: never edit a shipped step. */
-const MIGRATIONS: MigrationStep[] = [
+/** Append-only: never edit a shipped step. (Exported for the upgrade test, which stops at an older step.) */
+export const MIGRATIONS: readonly MigrationStep[] = [
   // a + b key by key. Walks only b (a flush's few keys) and overwrites them in a: the stored map
   // is never unpacked, so the cost of an upsert does not grow with the row's history.
   `CREATE FUNCTION gateway_jsonb_add(a jsonb, b jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
@@ -70,6 +72,10 @@ const MIGRATIONS: MigrationStep[] = [
      PRIMARY KEY (tier, workspace_id, minute, provider, model, status, cache, api_key, metadata)
    );
    CREATE INDEX gateway_analytics_time ON ${TABLE} (tier, minute);`,
+  // Guardrail verdicts by check (guardrail-counts.ts), `{"<check id>:<phase>:<verdict>": n, "denied": n}`,
+  // added key by key like the other maps. A constant default: no table rewrite (PostgreSQL ≥ 11),
+  // and hosts not upgraded yet keep inserting and adding rows without naming the column.
+  `ALTER TABLE ${TABLE} ADD COLUMN guardrails jsonb NOT NULL DEFAULT '{}'::jsonb;`,
 ];
 
 interface Row {
@@ -108,10 +114,10 @@ function mapToPairs(map: Record<string, number | string>): number[] {
   return out;
 }
 
-const COLUMNS = 'tier, workspace_id, minute, provider, model, status, cache, api_key, metadata, requests, errors, cost, prompt_tokens, completion_tokens, latency_ms, fallback, last_at, hist, retried, user_requests, user_cost, users_over';
-const TYPES = ['text', 'text', 'int', 'text', 'text', 'int', 'text', 'text', 'text', 'float8', 'float8', 'float8', 'float8', 'float8', 'float8', 'float8', 'float8', 'jsonb', 'jsonb', 'jsonb', 'jsonb', 'float8'];
+const COLUMNS = 'tier, workspace_id, minute, provider, model, status, cache, api_key, metadata, requests, errors, cost, prompt_tokens, completion_tokens, latency_ms, fallback, last_at, hist, retried, user_requests, user_cost, users_over, guardrails';
+const TYPES = ['text', 'text', 'int', 'text', 'text', 'int', 'text', 'text', 'text', 'float8', 'float8', 'float8', 'float8', 'float8', 'float8', 'float8', 'float8', 'jsonb', 'jsonb', 'jsonb', 'jsonb', 'float8', 'jsonb'];
 const ADDITIVE = ['requests', 'errors', 'cost', 'prompt_tokens', 'completion_tokens', 'latency_ms', 'fallback', 'users_over'];
-const MAPS = ['hist', 'retried', 'user_requests', 'user_cost'];
+const MAPS = ['hist', 'retried', 'user_requests', 'user_cost', 'guardrails'];
 
 const UPSERT = `INSERT INTO ${TABLE} AS t (${COLUMNS})
   SELECT * FROM unnest(${TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})
@@ -137,6 +143,7 @@ async function upsert(pool: pg.Pool, rows: Row[]): Promise<void> {
       tier, ...key,
       b.requests, b.errors, b.cost, b.prompt_tokens, b.completion_tokens, b.latency_ms, b.fallback, b.last_at,
       JSON.stringify(pairsToMap(b.hist)), JSON.stringify(pairsToMap(b.retried)), JSON.stringify(userRequests), JSON.stringify(userCost), u.over,
+      JSON.stringify(guardrailsToMap(b.guardrails)),
     ];
     values.forEach((v, i) => cols[i]!.push(v));
   }
@@ -205,7 +212,7 @@ async function read<T>(run: () => Promise<T>): Promise<T> {
 type RowOf<T> = T & { workspace_id: string; minute: number; provider: string; model: string; status: number; cache: string; api_key: string; metadata: string };
 const keyOf = (r: RowOf<object>): BucketKey => [r.workspace_id, r.minute, r.provider, r.model, r.status, r.cache, r.api_key, r.metadata];
 
-type BucketRow = RowOf<{ requests: number; errors: number; cost: number; prompt_tokens: number; completion_tokens: number; latency_ms: number; fallback: number; last_at: number; hist: Record<string, number>; retried: Record<string, number> }>;
+type BucketRow = RowOf<{ requests: number; errors: number; cost: number; prompt_tokens: number; completion_tokens: number; latency_ms: number; fallback: number; last_at: number; hist: Record<string, number>; retried: Record<string, number>; guardrails: Record<string, number> }>;
 type UserRow = RowOf<{ user_requests: Record<string, number>; user_cost: Record<string, number>; users_over: number }>;
 
 /** The rows of a query's segments (minutes, hours) in its workspaces, as [value, key] pairs. */
@@ -233,18 +240,24 @@ export async function openPgStore(distributed: Distributed, options: AnalyticsOp
   return {
     write: pgWrite(pool, log),
     buckets: (q) =>
-      load<BucketRow, Bucket>(pool, q, oldestMinuteNow(), 'requests, errors, cost, prompt_tokens, completion_tokens, latency_ms, fallback, last_at, hist, retried', '', (r) => ({
-        requests: r.requests,
-        errors: r.errors,
-        cost: r.cost,
-        prompt_tokens: r.prompt_tokens,
-        completion_tokens: r.completion_tokens,
-        latency_ms: r.latency_ms,
-        hist: mapToPairs(r.hist),
-        retried: mapToPairs(r.retried),
-        fallback: r.fallback,
-        last_at: r.last_at,
-      })),
+      load<BucketRow, Bucket>(pool, q, oldestMinuteNow(), 'requests, errors, cost, prompt_tokens, completion_tokens, latency_ms, fallback, last_at, hist, retried, guardrails', '', (r) => {
+        const bucket: Bucket = {
+          requests: r.requests,
+          errors: r.errors,
+          cost: r.cost,
+          prompt_tokens: r.prompt_tokens,
+          completion_tokens: r.completion_tokens,
+          latency_ms: r.latency_ms,
+          hist: mapToPairs(r.hist),
+          retried: mapToPairs(r.retried),
+          fallback: r.fallback,
+          last_at: r.last_at,
+        };
+        // As in LMDB: no field for a row none of whose requests had guardrails.
+        const guardrails = guardrailsFromMap(r.guardrails);
+        if (guardrails !== undefined) bucket.guardrails = guardrails;
+        return bucket;
+      }),
     users: (q) =>
       load<UserRow, UserCounts>(pool, q, oldestMinuteNow(), 'user_requests, user_cost, users_over', "AND (user_requests <> '{}'::jsonb OR users_over > 0)", (r) => {
         const names = Object.keys(r.user_requests);

@@ -1,6 +1,6 @@
 /**
  * The analytics API (admin-api.md §16, our conventions): twelve graphs, the cache summary and
- * three group lists, all `GET`, scope `analytics.view`, level workspace (a workspace key reads its
+ * four group lists (the reference's three, and guardrail verdicts by check), all `GET`, scope `analytics.view`, level workspace (a workspace key reads its
  * own workspace; an organisation key every workspace, or the one it names).
  *
  * Every route reads rollup buckets (see query.ts), never request logs.
@@ -8,7 +8,7 @@
 import { defineAdminRoute, S, type AdminInput, type AnyAdminRoute } from '../../core/index.js';
 import { cacheSummary, graphs, timestamp, type Graph } from './graphs.js';
 import { sums } from './folds.js';
-import { groupSchemas, metadataGroup, modelsGroup, usersGroup, type Page } from './groups.js';
+import { groupSchemas, guardrailsGroup, metadataGroup, modelsGroup, usersGroup, type Page } from './groups.js';
 import { commonParams, hasDimensionFilters, queryOf, REQUIRED_PARAMS, type CommonParams } from './params.js';
 import type { Query } from './query.js';
 import type { AnalyticsStore } from './store.js';
@@ -108,6 +108,15 @@ export function analyticsRoutes(deps: RouteDeps): AnyAdminRoute[] {
       query: query(paged),
       response: groupSchemas.metadata,
       handler: async (input) => metadataGroup(await store.buckets(queryFor(input)), input.params.key!, page(input.query)),
+    }),
+    defineAdminRoute<never, Params>({
+      ...base,
+      path: '/v1/analytics/groups/guardrails',
+      summary:
+        'Guardrail check results per check and phase (`input`: request, `output`: answer): `{object: "list", total, denied, data: [{check, phase, pass, fail, error}]}`, most fail + error first; `denied` counts the requests a guardrail denied',
+      query: query(paged),
+      response: groupSchemas.guardrails,
+      handler: async (input) => guardrailsGroup(await store.buckets(queryFor(input)), page(input.query)),
     }),
   ];
 

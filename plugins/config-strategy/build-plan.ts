@@ -12,6 +12,7 @@ type Json = Record<string, unknown>;
 const ROUTING_FIELDS = new Set([
   'provider', 'api_key', 'virtual_key', 'custom_host', 'forward_headers', 'override_params', 'weight', 'name', 'index',
   'retry', 'request_timeout', 'strategy', 'targets', 'cache',
+  'input_guardrails', 'output_guardrails', 'default_input_guardrails', 'default_output_guardrails',
 ]);
 
 export interface BuildContext {

@@ -97,6 +97,7 @@ export default definePlugin<ConfigStrategyOptions>({
           if (plan !== undefined) ctx.plan = plan;
           return;
         }
+        ctx.set('routingConfig', chosen.config);
         const build: BuildContext = { ctx, credentials, workspaceId, hosts: app.config.security.custom_hosts };
         const cache = chosen.config.cache as RoutePlan['cache'] | undefined;
         ctx.plan = { root: buildNode(chosen.config, build, 'config'), source: chosen.source, ...(breaker ? { breaker } : {}), ...(cache ? { cache } : {}) };

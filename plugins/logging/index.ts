@@ -23,6 +23,8 @@ import {
   buildLogRecord,
   definePlugin,
   findWorkspace,
+  nowIso,
+  uuidv7,
   type GatewayContext,
   type LogRecord,
   type Outcome,
@@ -84,6 +86,14 @@ export default definePlugin<LoggingOptions>({
     function onDone(ctx: GatewayContext, outcome: Outcome): void {
       writer.push({ record: buildLogRecord(ctx, outcome, pricer()), bodies: capture?.take(ctx) });
     }
+
+    // Feedback other plugins record (a guardrail's on_fail / on_success), stored like /v1/feedback's.
+    app.provide('feedback', {
+      record(entry) {
+        const now = nowIso();
+        return backend.feedback.put({ id: uuidv7(), ...entry, created_at: now, last_updated_at: now });
+      },
+    });
 
     const sources: ExportSources = {
       logs: backend.logs,

@@ -41,6 +41,11 @@ const fields: Record<string, S.JsonSchema> = {
   retry_count: S.int,
   cache_status: S.str,
   cache_wait_ms: nullableNum,
+  guardrails: {
+    type: 'object',
+    nullable: true,
+    properties: { verdict: S.str, passed: S.int, failed: S.int, redacted: S.int, results: S.anyObject },
+  },
   stream: S.bool,
   status: S.int,
   is_success: S.bool,
@@ -59,6 +64,7 @@ const fields: Record<string, S.JsonSchema> = {
 /** One request log (GET /v1/logs/:id, and each item of GET /v1/logs). */
 export const logSchema = S.record(
   fields,
-  // error_detail and cache_wait_ms are absent on records written before they existed.
-  Object.keys(fields).filter((k) => k !== 'request_body' && k !== 'response_body' && k !== 'error_detail' && k !== 'cache_wait_ms'),
+  // error_detail and cache_wait_ms are absent on records written before they existed; guardrails
+  // on records of requests no guardrail applied to.
+  Object.keys(fields).filter((k) => k !== 'request_body' && k !== 'response_body' && k !== 'error_detail' && k !== 'cache_wait_ms' && k !== 'guardrails'),
 );

@@ -20,6 +20,7 @@ export const DURATION_BUCKETS: ReadonlyArray<number> = [0.0001, 0.00025, 0.0005,
 const REJECTIONS: ReadonlyMap<string, string> = new Map([
   ['rate_limit_exceeded', 'rate_limit'],
   ['usage_limit_exceeded', 'usage_limit'],
+  ['guardrail_denied', 'guardrail'],
 ]);
 
 export interface RequestMetrics {
@@ -48,7 +49,14 @@ export function createRequestMetrics(maxLabelSets: number): RequestMetrics {
     labelNames: ['provider'],
     registers,
   });
-  const rejections = new CounterFamily({ name: 'gateway_rejections_total', help: 'Requests refused by a limit (rate_limit, usage_limit).', labelNames: ['reason'], registers });
+  const rejections = new CounterFamily({ name: 'gateway_rejections_total', help: 'Requests refused by a limit or a guardrail (rate_limit, usage_limit, guardrail).', labelNames: ['reason'], registers });
+  const guardrailChecks = new CounterFamily({
+    name: 'gateway_guardrail_checks_total',
+    help: 'Guardrail checks run, by check id, phase (input, output) and verdict (pass, fail, error).',
+    labelNames: ['check', 'phase', 'verdict'],
+    registers,
+  });
+  const checkSets = new LabelSets(maxLabelSets);
 
   // One cap per metric that takes traffic-derived labels (route and status are bounded by the core).
   // Both reasons exist from the first scrape, so `rate()` and alerts see a 0 rather than no series.
@@ -99,6 +107,17 @@ export function createRequestMetrics(maxLabelSets: number): RequestMetrics {
       if (rec.error_code === 'upstream_invalid_response') counter(invalid, invalidSets, `${provider}\u0000`, () => ({ provider }), ['provider']).value++;
       const reason = rec.error_code === null ? undefined : REJECTIONS.get(rec.error_code);
       if (reason !== undefined) rejections.cell({ reason }).value++;
+      const g = rec.guardrails;
+      if (g !== undefined) {
+        for (const [phase, list] of [['input', g.results.before_request_hooks], ['output', g.results.after_request_hooks]] as const) {
+          for (const o of list) {
+            for (const c of o.checks) {
+              const verdict = c.error !== undefined ? 'error' : c.verdict ? 'pass' : 'fail';
+              counter(guardrailChecks, checkSets, `${c.id}\u0000${phase}\u0000${verdict}\u0000`, () => ({ check: c.id, phase, verdict }), ['check']).value++;
+            }
+          }
+        }
+      }
     },
   };
 }

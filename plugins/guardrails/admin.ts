@@ -1,0 +1,339 @@
+/**
+ * Saved guardrails (`/v1/guardrails`), versioned: create, list, get (by slug or id), update
+ * (every update is a new version, even a rename), delete (archives), and the version history,
+ * newest first.
+ *
+ * A saved guardrail is a named list of inline guardrail objects (1 to 32), referred to by id or
+ * slug from routing configs, API keys and workspaces. It holds inline objects only: a string
+ * inside (a reference to another saved guardrail) is a 400, which also rules out cycles. Every
+ * check id, action key and parameter is checked by the check registry before anything is written
+ * (a 400 naming `checks[0]["default.wordCount"].max`).
+ *
+ * Header values of the checks (webhook credentials) are stored sealed and shown masked in every
+ * read and in the audit trail (secrets.ts); the engine gets them through `unsealGuardrailChecks`.
+ */
+import {
+  assertVisible,
+  defineAdminRoute,
+  listPage,
+  nowIso,
+  slugify,
+  uuidv7,
+  S,
+  ValidationErrors,
+  type AnyAdminRoute,
+  type GuardrailService,
+  type Records,
+  type Store,
+} from '../../core/index.js';
+import { hiddenGuardrailHeaders, maskGuardrailChecks, sealGuardrailChecks } from './secrets.js';
+import { MAX_GUARDRAILS } from './registry.js';
+
+type GuardrailRecord = Records.GuardrailRecord;
+type GuardrailVersion = Records.GuardrailVersion;
+type Checks = GuardrailRecord['checks'];
+
+/** The audit trail's resource type. */
+const resource = 'guardrails';
+
+const itemFields = {
+  id: S.str,
+  slug: S.str,
+  name: S.str,
+  organisation_id: S.str,
+  workspace_id: S.str,
+  status: S.str,
+  owner_id: S.strOrNull,
+  updated_by: S.strOrNull,
+  version_id: S.str,
+  created_at: S.str,
+  last_updated_at: S.str,
+  object: S.str,
+};
+const checksOut: S.JsonSchema = { type: 'array', items: S.anyObject };
+const guardrailItem = S.record(itemFields);
+const guardrailDetail = S.record({ ...itemFields, checks: checksOut });
+const versionItem = S.record({
+  id: S.str,
+  version_id: S.str,
+  slug: S.str,
+  name: S.str,
+  checks: checksOut,
+  created_by: S.strOrNull,
+  created_at: S.str,
+  object: S.str,
+});
+
+/** The `checks` of a body: inline guardrail objects only (saved guardrails do not nest). */
+const checksBody: S.JsonSchema = {
+  type: 'array',
+  minItems: 1,
+  maxItems: MAX_GUARDRAILS,
+  description:
+    'Inline guardrail objects: one or more check ids with their parameters, plus action keys, e.g. ' +
+    '{"default.regexMatch": {"rule": "\\\\d{16}"}, "deny": true}. Not the id of another saved guardrail.',
+  items: { type: 'object', maxProperties: 32 },
+};
+
+type ItemView = Omit<GuardrailRecord, 'checks'> & { object: 'guardrail' };
+
+/** List items leave the checks out: lists stay small, and no header value needs masking there. */
+function item(g: GuardrailRecord): ItemView {
+  return {
+    id: g.id,
+    slug: g.slug,
+    name: g.name,
+    organisation_id: g.organisation_id,
+    workspace_id: g.workspace_id,
+    status: g.status,
+    owner_id: g.owner_id,
+    updated_by: g.updated_by,
+    version_id: g.version_id,
+    created_at: g.created_at,
+    last_updated_at: g.last_updated_at,
+    object: 'guardrail',
+  };
+}
+
+function detail(store: Store, g: GuardrailRecord): ItemView & { checks: Checks } {
+  return { ...item(g), checks: maskGuardrailChecks(store, g.checks) };
+}
+
+function versionView(store: Store, v: GuardrailVersion): Record<string, unknown> {
+  return {
+    id: v.guardrail_id,
+    version_id: v.id,
+    slug: v.slug,
+    name: v.name,
+    checks: maskGuardrailChecks(store, v.checks),
+    created_by: v.created_by,
+    created_at: v.created_at,
+    object: 'guardrail',
+  };
+}
+
+/** Guardrails are addressed by slug; the id works too. */
+function findGuardrail(store: Store, slugOrId: string): GuardrailRecord | undefined {
+  return store.c.guardrails.getBy('slug', slugOrId) ?? store.c.guardrails.get(slugOrId);
+}
+
+/**
+ * Deepest nesting of one guardrail object (a check's parameters included). Far beyond any real
+ * check; keeps a hostile body from reaching the recursive copies and encoders behind the store.
+ */
+const MAX_GUARDRAIL_DEPTH = 32;
+
+/**
+ * The body's checks in clear, for the handler, bounded in depth (a 400 naming `checks[i]`). The
+ * body is left holding a copy with every header value masked: the audit record is built from it
+ * once the handler has run.
+ */
+function takeChecks(body: { checks?: Checks }): Checks | undefined {
+  const checks = body.checks;
+  if (checks === undefined) return undefined;
+  body.checks = hiddenGuardrailHeaders(checks);
+  checks.forEach((guardrail, i) => {
+    if (nestsDeeperThan(guardrail, MAX_GUARDRAIL_DEPTH)) {
+      throw ValidationErrors.invalidValue(`checks[${i}] nests deeper than ${MAX_GUARDRAIL_DEPTH} levels.`, { param: `checks[${i}]` });
+    }
+  });
+  return checks;
+}
+
+/** Iterative, so depth is measured without the recursion it protects against. */
+function nestsDeeperThan(root: unknown, max: number): boolean {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value: root, depth: 0 }];
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(value)) stack.push({ value: child, depth: depth + 1 });
+  }
+  return false;
+}
+
+/** A 400 naming the field (`checks[0]["default.wordCount"].max`) unless every guardrail is valid. */
+function assertValidChecks(service: GuardrailService, checks: Checks, workspaceId: string): void {
+  const err = service.validate(checks, 'checks', workspaceId);
+  if (err !== null) throw err;
+}
+
+interface CreateBody {
+  name: string;
+  checks: Checks;
+  workspace_id?: string;
+  slug?: string;
+}
+
+interface UpdateBody {
+  name?: string;
+  checks?: Checks;
+  status?: GuardrailRecord['status'];
+}
+
+interface ListQuery {
+  status: GuardrailRecord['status'];
+  current_page: number;
+  page_size: number;
+}
+
+const pageQuery = { properties: { ...S.pagination } };
+
+/** The routes; `service` validates the checks against the registered checks. */
+export function guardrailRoutes(service: GuardrailService): AnyAdminRoute[] {
+  return [
+    defineAdminRoute<CreateBody>({
+      method: 'POST',
+      path: '/v1/guardrails',
+      summary: 'Create a saved guardrail',
+      resource,
+      action: 'create',
+      scope: 'guardrails.create',
+      level: 'workspace',
+      body: {
+        type: 'object',
+        properties: { name: S.name255, checks: checksBody, workspace_id: S.workspaceRef, slug: S.slug },
+        required: ['name', 'checks'],
+        additionalProperties: false,
+      },
+      response: S.record({ id: S.str, slug: S.str, version_id: S.str, object: S.str }),
+      handler({ body, workspace, principal, store }) {
+        const checks = takeChecks(body)!;
+        assertValidChecks(service, checks, workspace!.id);
+        const now = nowIso();
+        const guardrail: GuardrailRecord = {
+          id: uuidv7(),
+          slug: body.slug ?? `gr-${slugify(body.name)}`,
+          name: body.name,
+          organisation_id: principal.organisation_id,
+          workspace_id: workspace!.id,
+          checks: sealGuardrailChecks(store, checks),
+          version_id: uuidv7(),
+          status: 'active',
+          owner_id: principal.user_id,
+          updated_by: principal.user_id,
+          created_at: now,
+          last_updated_at: now,
+        };
+        // One transaction: the guardrail and its first version land together or not at all. A
+        // taken slug is a unique-index clash: 409 conflict naming `slug`.
+        store.root.transactionSync(() => {
+          store.c.guardrails.insert(guardrail);
+          store.c.guardrailVersions.insert(versionOf(guardrail, principal.user_id, now));
+        });
+        return { id: guardrail.id, slug: guardrail.slug, version_id: guardrail.version_id, object: 'guardrail' };
+      },
+    }),
+    defineAdminRoute<never, ListQuery>({
+      method: 'GET',
+      path: '/v1/guardrails',
+      summary: 'List saved guardrails (active ones unless `status` says otherwise)',
+      resource,
+      action: 'list',
+      scope: 'guardrails.list',
+      level: 'workspace',
+      workspaceDefault: 'all',
+      query: {
+        properties: {
+          workspace_id: S.workspaceRef,
+          status: { type: 'string', enum: ['active', 'archived'], default: 'active' },
+          ...S.pagination,
+        },
+      },
+      response: S.listOf(guardrailItem),
+      handler({ query, workspace, store }) {
+        return listPage(store.c.guardrails, query, { workspace, filter: (g) => g.status === query.status, view: item });
+      },
+    }),
+    defineAdminRoute({
+      method: 'GET',
+      path: '/v1/guardrails/:slug',
+      summary: 'Get a saved guardrail with its checks (header values masked)',
+      resource,
+      action: 'read',
+      scope: 'guardrails.read',
+      level: 'workspace',
+      response: guardrailDetail,
+      handler({ params, principal, store }) {
+        return detail(store, assertVisible(principal, findGuardrail(store, params.slug!), 'Guardrail'));
+      },
+    }),
+    defineAdminRoute<UpdateBody>({
+      method: 'PUT',
+      path: '/v1/guardrails/:slug',
+      summary: 'Update a saved guardrail (creates a new version)',
+      resource,
+      action: 'update',
+      scope: 'guardrails.update',
+      level: 'workspace',
+      body: {
+        type: 'object',
+        properties: { name: S.name255, checks: checksBody, status: { type: 'string', enum: ['active', 'archived'] } },
+        minProperties: 1,
+        additionalProperties: false,
+      },
+      response: S.record({ version_id: S.str }),
+      handler({ params, body, principal, store }) {
+        const checks = takeChecks(body);
+        const current = assertVisible(principal, findGuardrail(store, params.slug!), 'Guardrail');
+        if (checks !== undefined) assertValidChecks(service, checks, current.workspace_id);
+        // A masked header value sent back keeps the stored one (see secrets.ts).
+        const sealed = checks === undefined ? undefined : sealGuardrailChecks(store, checks, current.checks);
+        const now = nowIso();
+        const versionId = uuidv7();
+        // Every update is a version, even a rename: the history answers "what did this guardrail
+        // look like then", and the name is part of that.
+        const updated = store.root.transactionSync(() => {
+          const next = store.c.guardrails.update(current.id, (g) => ({
+            ...g,
+            name: body.name ?? g.name,
+            checks: sealed ?? g.checks,
+            status: body.status ?? g.status,
+            version_id: versionId,
+            updated_by: principal.user_id,
+            last_updated_at: now,
+          }));
+          store.c.guardrailVersions.insert(versionOf(next, principal.user_id, now));
+          return next;
+        });
+        return { version_id: updated.version_id };
+      },
+    }),
+    defineAdminRoute({
+      method: 'DELETE',
+      path: '/v1/guardrails/:slug',
+      summary: 'Delete (archive) a saved guardrail',
+      resource,
+      action: 'delete',
+      scope: 'guardrails.delete',
+      level: 'workspace',
+      response: S.empty,
+      handler({ params, principal, store }) {
+        const current = assertVisible(principal, findGuardrail(store, params.slug!), 'Guardrail');
+        // Archiving keeps the versions for the audit trail; configs, keys and workspaces that still
+        // name it no longer resolve it (a 400 `unknown_guardrail` when they are next saved).
+        store.c.guardrails.update(current.id, (g) => ({ ...g, status: 'archived', updated_by: principal.user_id, last_updated_at: nowIso() }));
+        return {};
+      },
+    }),
+    defineAdminRoute<never, { current_page: number; page_size: number }>({
+      method: 'GET',
+      path: '/v1/guardrails/:slug/versions',
+      summary: 'List the versions of a saved guardrail, newest first',
+      resource,
+      action: 'list',
+      scope: 'guardrails.read',
+      level: 'workspace',
+      query: pageQuery,
+      response: S.listOf(versionItem),
+      handler({ params, query, principal, store }) {
+        const guardrail = assertVisible(principal, findGuardrail(store, params.slug!), 'Guardrail');
+        return listPage(store.c.guardrailVersions, query, { index: 'guardrail', value: guardrail.id, view: (v) => versionView(store, v) });
+      },
+    }),
+  ];
+}
+
+function versionOf(g: GuardrailRecord, userId: string | null, now: string): GuardrailVersion {
+  return { id: g.version_id, guardrail_id: g.id, slug: g.slug, name: g.name, checks: g.checks, created_at: now, created_by: userId };
+}

@@ -1,0 +1,104 @@
+/**
+ * `default.jsonSchema`: the answer is JSON (whole, or in a fenced block) valid against a schema.
+ *
+ * The schema is the operator's, so it is compiled like untrusted input: its `pattern` and
+ * `patternProperties` run on RE2 (ajv's `code.regExp` hook, through `compileSafeRegex`), a schema
+ * that needs a backtracking pattern is a 400 when the guardrail is saved or sent, schemas with an
+ * `$id` are not kept in the shared ajv instance (`addUsedSchema: false`), and the text of a schema
+ * is bounded. `$schema` picks the dialect: 2020-12 and 2019-09 when named, draft-07 otherwise.
+ * Compiled validators are kept by schema object (configs are parsed once) and by JSON text
+ * (bounded), so a request compiles nothing.
+ */
+import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { compileSafeRegex, defineCheck, ValidationErrors } from '../../../core/index.js';
+import { parseJsonAnswer } from './json-answer.js';
+
+export interface JsonSchemaParams {
+  schema: Record<string, unknown>;
+}
+
+/** Longest schema accepted, as JSON text: ample for output contracts, bounded compile time. */
+const MAX_SCHEMA_TEXT = 65_536;
+/** Errors listed in `data`. */
+const MAX_ERRORS = 5;
+
+/** ajv's regular-expression hook: patterns compile on RE2, which refuses what needs backtracking. */
+const safeRegExp = Object.assign(
+  (pattern: string) => {
+    const re = compileSafeRegex(pattern);
+    // ajv keys compiled patterns by `toString()`: it must differ per pattern.
+    return { test: (s: string) => re.test(s), toString: () => `re2:${pattern}` };
+  },
+  { code: 'safeRegExp' },
+);
+
+function makeAjv<T extends Ajv>(Class: new (options: object) => T): T {
+  // Lenient about keywords it does not know (`nullable`, `x-…`) and unknown formats (ignored), and
+  // silent about them: a check does not write to the console.
+  const ajv = new Class({ strict: false, logger: false, allErrors: false, addUsedSchema: false, code: { regExp: safeRegExp } });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+const dialects = { draft07: makeAjv(Ajv), draft2019: makeAjv(Ajv2019), draft2020: makeAjv(Ajv2020) };
+
+function ajvFor(schema: Record<string, unknown>): Ajv {
+  const uri = typeof schema.$schema === 'string' ? schema.$schema : '';
+  if (uri.includes('2020-12')) return dialects.draft2020;
+  if (uri.includes('2019-09')) return dialects.draft2019;
+  return dialects.draft07;
+}
+
+const byObject = new WeakMap<object, ValidateFunction>();
+const byText = new Map<string, ValidateFunction>();
+const TEXT_CACHE_LIMIT = 256;
+
+/** The compiled validator for `schema`; throws when ajv (or RE2) refuses it. */
+export function schemaValidator(schema: Record<string, unknown>): ValidateFunction {
+  const known = byObject.get(schema);
+  if (known !== undefined) return known;
+  const text = JSON.stringify(schema);
+  let validate = byText.get(text);
+  if (validate === undefined) {
+    if (text.length > MAX_SCHEMA_TEXT) throw new Error(`the schema is longer than ${MAX_SCHEMA_TEXT} characters as JSON`);
+    validate = ajvFor(schema).compile(schema);
+    if (byText.size >= TEXT_CACHE_LIMIT) byText.delete(byText.keys().next().value!);
+    byText.set(text, validate);
+  }
+  byObject.set(schema, validate);
+  return validate;
+}
+
+export const jsonSchema = defineCheck<JsonSchemaParams>({
+  id: 'default.jsonSchema',
+  description: 'Passes when the answer (or its fenced ```json block) is JSON that validates against the JSON Schema (draft-07; 2019-09 and 2020-12 when $schema names them). Patterns in the schema run on RE2.',
+  parameters: {
+    type: 'object',
+    properties: { schema: { type: 'object' } },
+    required: ['schema'],
+    additionalProperties: false,
+  },
+  phases: ['output'],
+  run(ctx, p) {
+    const answer = parseJsonAnswer(ctx.text);
+    if (!answer.ok) return { verdict: false, explanation: answer.reason, data: { json: false } };
+    const validate = schemaValidator(p.schema);
+    if (validate(answer.value)) return { verdict: true, explanation: 'The answer matches the schema.', data: { json: true, valid: true } };
+    const errors = (validate.errors ?? []).slice(0, MAX_ERRORS).map((e) => ({ path: e.instancePath, keyword: e.keyword, message: e.message ?? '' }));
+    return { verdict: false, explanation: 'The answer does not match the schema.', data: { json: true, valid: false, errors } };
+  },
+  validateParams(p, param) {
+    try {
+      schemaValidator(p.schema);
+      return null;
+    } catch (err) {
+      return ValidationErrors.invalidValue(`${param}.schema is not a JSON Schema the gateway can compile: ${(err as Error).message}`.slice(0, 300), {
+        param: `${param}.schema`,
+        cause: err,
+      });
+    }
+  },
+});

@@ -1,0 +1,313 @@
+/**
+ * Runs guardrails on a whole text (a request, a whole answer, a stream's text at its end).
+ *
+ *   redacting guardrails, in order ──▶ each rewrites the text parts the next one sees
+ *   the others ──▶ every check; a guardrail passes when all its checks pass
+ *   a check that throws or times out ──▶ an error result; it fails the guardrail unless
+ *                                        `on_error: allow` (fail closed by default)
+ *
+ * Checks that answer synchronously (every span check, counts, keys) run without a promise, so a
+ * request whose guardrails are all local costs no extra event-loop turn.
+ */
+import type { CheckContext, CheckPhase, CheckResult, Finding } from '../../core/index.js';
+import type { BoundCheck, Guardrail } from './registry.js';
+import type { CheckOutcome, GuardrailOutcome } from './results.js';
+import type { CheckPool } from './pool.js';
+
+/** What the guardrails of one phase look at. */
+export interface Subject {
+  phase: CheckPhase;
+  route: string;
+  /** The text parts, in order (redaction rewrites them one by one). */
+  parts: string[];
+  request: Record<string, unknown> | undefined;
+  response: Record<string, unknown> | undefined;
+  model: string | undefined;
+  provider: string | undefined;
+  metadata: Record<string, string>;
+  /** The request's abort signal, made only if a check asks for it. */
+  requestSignal: () => AbortSignal;
+  /** Where built-in checks on large texts run (none: everything on the main thread). */
+  pool?: CheckPool | undefined;
+}
+
+function pooled(subject: Subject, check: BoundCheck, text: string): boolean {
+  const pool = subject.pool;
+  return pool !== undefined && text.length >= pool.threshold && pool.poolable(check);
+}
+
+export interface Verdicts {
+  outcomes: GuardrailOutcome[];
+  /** A guardrail with `deny` failed. */
+  denied: boolean;
+  /** The parts after redaction (the same array when nothing was redacted). */
+  parts: string[];
+  /** Spans replaced, over every redacting guardrail. */
+  redacted: number;
+  /** A check's rewrite of the whole request or answer (webhooks), the last one wins. */
+  transformed: CheckResult['transformed'];
+}
+
+const DEFAULT_TIMEOUT_MS = 5000;
+const DEFAULT_MAX_MATCH = 256;
+
+function isPromise<T>(v: unknown): v is Promise<T> {
+  return typeof (v as { then?: unknown } | null)?.then === 'function';
+}
+
+/** `[LABEL]` in place of every span (sorted, non-overlapping after merging). */
+export function redactSpans(text: string, findings: Finding[]): string {
+  if (findings.length === 0) return text;
+  const sorted = findings.slice().sort((a, b) => a.start - b.start || b.end - a.end);
+  let out = '';
+  let at = 0;
+  for (const f of sorted) {
+    if (f.end <= at) continue; // inside a span already replaced
+    if (f.start < at) {
+      at = f.end; // overlapping the span just replaced: the replacement covers it too
+      continue;
+    }
+    out += text.slice(at, f.start) + `[${f.label}]`;
+    at = f.end;
+  }
+  return out + text.slice(at);
+}
+
+/** The spans of one check, or null when, with its parameters, the check is not about spans. */
+export function spansOf(check: BoundCheck, text: string): Finding[] | null {
+  return check.def.find === undefined ? null : check.def.find(text, check.params);
+}
+
+/** How much of a stream a span check needs to hold back. */
+export function holdbackOf(check: BoundCheck): number {
+  return check.def.maxMatch?.(check.params) ?? DEFAULT_MAX_MATCH;
+}
+
+function now(): number {
+  return performance.now();
+}
+
+function errorText(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.slice(0, 300);
+}
+
+function checkContext(subject: Subject, text: string, timeoutMs: number): { ctx: CheckContext; cancel: () => void } {
+  let controller: AbortController | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let unlink: (() => void) | undefined;
+  const ctx: CheckContext = {
+    phase: subject.phase,
+    text,
+    request: subject.request,
+    response: subject.response,
+    route: subject.route,
+    model: subject.model,
+    provider: subject.provider,
+    metadata: subject.metadata,
+    get signal(): AbortSignal {
+      if (controller === undefined) {
+        controller = new AbortController();
+        const c = controller;
+        timer = setTimeout(() => c.abort(new Error(`the check timed out after ${timeoutMs} ms`)), timeoutMs);
+        const parent = subject.requestSignal();
+        const onAbort = (): void => c.abort(parent.reason);
+        if (parent.aborted) onAbort();
+        else {
+          parent.addEventListener('abort', onAbort, { once: true });
+          unlink = () => parent.removeEventListener('abort', onAbort);
+        }
+      }
+      return controller.signal;
+    },
+  };
+  return {
+    ctx,
+    cancel: () => {
+      if (timer !== undefined) clearTimeout(timer);
+      unlink?.();
+    },
+  };
+}
+
+/** One check's verdict on the whole text; a promise only when the check itself is async. */
+function runCheck(check: BoundCheck, g: Guardrail, subject: Subject, text: string): CheckOutcome | Promise<CheckOutcome> {
+  const started = now();
+  const finish = (result: CheckResult): CheckOutcome => {
+    const outcome: CheckOutcome = {
+      id: check.id,
+      verdict: result.verdict === true,
+      ...(result.explanation !== undefined ? { explanation: result.explanation } : {}),
+      ...(result.data !== undefined ? { data: result.data } : {}),
+      duration_ms: round(now() - started),
+    };
+    if (result.transformed !== undefined) transforms.set(outcome, result.transformed);
+    return outcome;
+  };
+  const failed = (err: unknown): CheckOutcome => ({
+    id: check.id,
+    verdict: g.onError === 'allow',
+    error: errorText(err),
+    duration_ms: round(now() - started),
+  });
+  const fromSpans = (spans: Finding[] | null): CheckResult => {
+    const list = spans ?? [];
+    return list.length === 0 ? { verdict: true } : { verdict: false, data: { found: list.length, labels: [...new Set(list.map((s) => s.label))] } };
+  };
+  try {
+    if (pooled(subject, check, text)) {
+      const pool = subject.pool!;
+      const work = check.def.run === undefined ? pool.find(check, text).then(fromSpans) : pool.run(check, subject, text);
+      return work.then(finish, failed);
+    }
+    if (check.def.run === undefined) return finish(fromSpans(spansOf(check, text)));
+    const timeoutMs = g.timeoutMs ?? check.def.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const { ctx, cancel } = checkContext(subject, text, timeoutMs);
+    const result = check.def.run(ctx, check.params);
+    if (!isPromise<CheckResult>(result)) {
+      cancel();
+      return finish(result);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the check timed out after ${timeoutMs} ms`)), timeoutMs);
+    });
+    return Promise.race([result, timeout]).then(
+      (r) => {
+        clearTimeout(timer);
+        cancel();
+        return finish(r);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        cancel();
+        return failed(err);
+      },
+    );
+  } catch (err) {
+    return failed(err);
+  }
+}
+
+/** Rewrites asked for by async checks, attached to their outcome until the guardrail is summed up. */
+const transforms = new WeakMap<CheckOutcome, NonNullable<CheckResult['transformed']>>();
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
+
+function outcomeOf(g: Guardrail, checks: CheckOutcome[], started: number, redacted?: number): GuardrailOutcome {
+  return {
+    id: g.id,
+    verdict: checks.every((c) => c.verdict),
+    deny: g.deny,
+    async: g.async,
+    ...(redacted !== undefined ? { redacted } : {}),
+    ...(checks.some((c) => c.error !== undefined) ? { error: true } : {}),
+    checks,
+    duration_ms: round(now() - started),
+  };
+}
+
+type Redaction = { parts: string[]; outcome: GuardrailOutcome };
+
+/**
+ * A redacting guardrail over the parts: each span check rewrites what the next sees. Synchronous
+ * unless a part is large enough for the pool.
+ */
+function redactWith(g: Guardrail, parts: string[], subject: Subject): Redaction | Promise<Redaction> {
+  const started = now();
+  const checks: CheckOutcome[] = [];
+  let out = parts;
+  let total = 0;
+  const step = (i: number): Redaction | Promise<Redaction> => {
+    for (; i < g.checks.length; i++) {
+      const check = g.checks[i]!;
+      const t0 = now();
+      const spans = out.map((part) => (pooled(subject, check, part) ? subject.pool!.find(check, part) : spansOf(check, part)));
+      const apply = (found: Array<Finding[] | null>): void => {
+        let count = 0;
+        const labels = new Set<string>();
+        const next = out.map((part, k) => {
+          const list = found[k];
+          if (list === null || list === undefined || list.length === 0) return part;
+          count += list.length;
+          for (const f of list) labels.add(f.label);
+          return redactSpans(part, list);
+        });
+        if (count > 0) out = next;
+        total += count;
+        checks.push({ id: check.id, verdict: true, ...(count > 0 ? { data: { redacted: count, labels: [...labels] } } : {}), duration_ms: round(now() - t0) });
+      };
+      const failed = (err: unknown): void => {
+        checks.push({ id: check.id, verdict: g.onError === 'allow', error: errorText(err), duration_ms: round(now() - t0) });
+      };
+      if (spans.some(isPromise)) {
+        const next = i + 1;
+        return Promise.all(spans).then(apply, failed).then(() => step(next));
+      }
+      apply(spans as Array<Finding[] | null>);
+    }
+    return { parts: out, outcome: outcomeOf(g, checks, started, total) };
+  };
+  try {
+    return step(0);
+  } catch (err) {
+    checks.push({ id: g.checks[checks.length]?.id ?? g.id, verdict: g.onError === 'allow', error: errorText(err), duration_ms: round(now() - started) });
+    return { parts: out, outcome: outcomeOf(g, checks, started, total) };
+  }
+}
+
+/**
+ * Runs `guardrails` (none of them async: the caller runs those later) on the subject. The result
+ * is synchronous when every check is.
+ */
+export function runGuardrails(guardrails: ReadonlyArray<Guardrail>, subject: Subject): Verdicts | Promise<Verdicts> {
+  const redactions = guardrails.filter((g) => g.redact);
+  let parts = subject.parts;
+  let redacted = 0;
+  const outcomes: Array<GuardrailOutcome | Promise<GuardrailOutcome>> = [];
+  for (let i = 0; i < redactions.length; i++) {
+    const r = redactWith(redactions[i]!, parts, subject);
+    if (isPromise<Redaction>(r)) {
+      // A part went to the pool: the rest follows once it is back, in the same order.
+      const rest = redactions.slice(i + 1);
+      const others = guardrails.filter((g) => !g.redact);
+      return r.then(async (first) => {
+        const done: GuardrailOutcome[] = [...(outcomes as GuardrailOutcome[]), first.outcome];
+        let p = first.parts;
+        let n = redacted + (first.outcome.redacted ?? 0);
+        for (const g of rest) {
+          const next = await redactWith(g, p, subject);
+          p = next.parts;
+          n += next.outcome.redacted ?? 0;
+          done.push(next.outcome);
+        }
+        const v = await runGuardrails(others, { ...subject, parts: p });
+        return { ...v, outcomes: [...done, ...v.outcomes], parts: p, redacted: n + v.redacted };
+      });
+    }
+    parts = r.parts;
+    redacted += r.outcome.redacted ?? 0;
+    outcomes.push(r.outcome);
+  }
+  let text: string | undefined;
+  let pending = false;
+  for (const g of guardrails) {
+    if (g.redact) continue;
+    text ??= parts.join('\n');
+    const started = now();
+    const checks = g.checks.map((c) => runCheck(c, g, { ...subject, parts }, text!));
+    if (checks.some(isPromise)) {
+      pending = true;
+      outcomes.push(Promise.all(checks).then((done) => outcomeOf(g, done, started)));
+    } else outcomes.push(outcomeOf(g, checks as CheckOutcome[], started));
+  }
+  const sum = (done: GuardrailOutcome[]): Verdicts => {
+    let transformed: CheckResult['transformed'];
+    for (const o of done) for (const c of o.checks) transformed = transforms.get(c) ?? transformed;
+    return { outcomes: done, denied: done.some((o) => o.deny && !o.verdict), parts, redacted, transformed };
+  };
+  if (!pending) return sum(outcomes as GuardrailOutcome[]);
+  return Promise.all(outcomes).then(sum);
+}
