@@ -307,15 +307,12 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
     const { translation: t, ingress } = this.built;
     const status = this.#status;
     const ok = status >= 200 && status < 300;
+    if (ok && t === undefined && ingress === undefined) return this.#endHeld();
     let body: Record<string, unknown>;
     try {
       const parsed = parseJson(Buffer.concat(this.#chunks));
       if (!ok) body = this.#translateError(parsed);
-      else if (t === undefined && ingress === undefined) {
-        // Held for a plugin (ctx.holdAnswer), not translated: the provider's own bytes go out.
-        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('the answer is not a JSON object');
-        body = parsed as Record<string, unknown>;
-      } else {
+      else {
         const openai = t !== undefined ? t.translator.response(t.ctx, parsed) : (parsed as Record<string, unknown>);
         if (typeof openai !== 'object' || openai === null) throw new Error('the answer is not a JSON object');
         body = ingress !== undefined ? ingress.dialect.response(openai, this.ctx.body!, { strict: ingress.strict }) : openai;
@@ -324,7 +321,7 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
       this.#settle({ kind: 'failed', error: Errors.upstreamInvalidResponse(undefined, { cause: err }) });
       return;
     }
-    const bytes = ok && t === undefined && ingress === undefined ? Buffer.concat(this.#chunks) : Buffer.from(JSON.stringify(body));
+    const bytes = Buffer.from(JSON.stringify(body));
     const headers = downstreamHeaders(this.#headers) as Record<string, string>;
     delete headers['content-length'];
     delete headers['content-encoding'];
@@ -332,6 +329,23 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
     if (!ok) headers['x-gateway-error-source'] = 'upstream';
     if (this.meter !== undefined && ok) this.meter.body(bytes);
     this.#sendWhole(makeReply(status, bytes, headers), this.meter !== undefined && ok);
+  }
+
+  /**
+   * A 2xx answer held whole for a plugin (ctx.holdAnswer), not translated: the provider's own
+   * bytes go out as a reply, so onResponseHeaders sees them (`head.body`) before the client does.
+   * Not JSON is an invalid answer, as it would be for a dialect.
+   */
+  #endHeld(): void {
+    const bytes = Buffer.concat(this.#chunks);
+    if (!looksLikeJsonObject([bytes])) {
+      this.#settle({ kind: 'failed', error: Errors.upstreamInvalidResponse(undefined, { cause: new Error('the answer is not a JSON object') }) });
+      return;
+    }
+    const headers = downstreamHeaders(this.#headers) as Record<string, string>;
+    delete headers['content-length'];
+    const metered = this.meter !== undefined && this.meter.body(bytes);
+    this.#sendWhole(makeReply(this.#status, bytes, headers), metered);
   }
 
   /** Sends a whole answer as a reply through the sequencer (usage settled first when metered). */

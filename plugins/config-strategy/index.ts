@@ -38,6 +38,16 @@ import { configStrategySchema, type ConfigStrategyOptions } from './schema.js';
 import { ConfigErrors } from './errors.js';
 
 const MODEL_SLUG = /^@([A-Za-z0-9_-]+)\/(.+)$/;
+/** Distinct inline configs kept parsed; past it the memo starts over. */
+const MAX_INLINE_CONFIGS = 256;
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
 
 export default definePlugin<ConfigStrategyOptions>({
   name: 'config-strategy',
@@ -47,6 +57,9 @@ export default definePlugin<ConfigStrategyOptions>({
     const breaker = options.circuit_breaker === false ? undefined : options.circuit_breaker;
     // Distributed mode: a circuit opened by one host is open on every host.
     const shared = breaker !== undefined && app.store.distributed !== undefined ? shareBreakersThrough(app.store.distributed, app.log) : undefined;
+
+    /** Valid inline configs by their header text. */
+    const inlineConfigs = new Map<string, Record<string, unknown>>();
 
     function savedConfig(slug: string, workspaceId: string): Record<string, unknown> {
       const config = credentials().config(slug, workspaceId);
@@ -63,6 +76,8 @@ export default definePlugin<ConfigStrategyOptions>({
         if (pinned !== undefined && defaults?.allow_config_override === false) throw ConfigErrors.overrideBlocked(undefined, { param: 'x-gateway-config' });
         const text = header.trim();
         if (!text.startsWith('{')) return { config: savedConfig(text, workspaceId), source: `config:${text}` };
+        const known = inlineConfigs.get(text);
+        if (known !== undefined) return { config: known, source: 'x-gateway-config' };
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);
@@ -71,7 +86,12 @@ export default definePlugin<ConfigStrategyOptions>({
         }
         const invalid = validateRoutingConfig(parsed);
         if (invalid) throw invalid;
-        return { config: parsed as Record<string, unknown>, source: 'x-gateway-config' };
+        // A client sends the same inline config with every request: it is parsed and checked once,
+        // and the frozen result is shared (plugins cache what they derive from it by identity).
+        const config = deepFreeze(parsed as Record<string, unknown>);
+        if (inlineConfigs.size >= MAX_INLINE_CONFIGS) inlineConfigs.clear();
+        inlineConfigs.set(text, config);
+        return { config, source: 'x-gateway-config' };
       }
       if (pinned !== undefined) return { config: savedConfig(pinned, workspaceId), source: `config:${pinned}` };
       return undefined;

@@ -92,55 +92,67 @@ function errorText(err: unknown): string {
   return message.slice(0, 300);
 }
 
-function checkContext(subject: Subject, text: string, timeoutMs: number): { ctx: CheckContext; cancel: () => void } {
-  let controller: AbortController | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let unlink: (() => void) | undefined;
-  const ctx: CheckContext = {
-    phase: subject.phase,
-    text,
-    request: subject.request,
-    response: subject.response,
-    route: subject.route,
-    model: subject.model,
-    provider: subject.provider,
-    metadata: subject.metadata,
-    get signal(): AbortSignal {
-      if (controller === undefined) {
-        controller = new AbortController();
-        const c = controller;
-        timer = setTimeout(() => c.abort(new Error(`the check timed out after ${timeoutMs} ms`)), timeoutMs);
-        const parent = subject.requestSignal();
-        const onAbort = (): void => c.abort(parent.reason);
-        if (parent.aborted) onAbort();
-        else {
-          parent.addEventListener('abort', onAbort, { once: true });
-          unlink = () => parent.removeEventListener('abort', onAbort);
-        }
+/**
+ * What a check sees. A class (one hidden class, the getter on the prototype): a check context is
+ * made for every check of every request, and its signal (a controller and a timer) only when a
+ * check asks for it.
+ */
+class RunContext implements CheckContext {
+  readonly phase: CheckContext['phase'];
+  readonly request: CheckContext['request'];
+  readonly response: CheckContext['response'];
+  readonly route: string;
+  readonly model: string | undefined;
+  readonly provider: string | undefined;
+  readonly metadata: Record<string, string>;
+  #controller: AbortController | undefined = undefined;
+  #timer: NodeJS.Timeout | undefined = undefined;
+  #unlink: (() => void) | undefined = undefined;
+
+  constructor(
+    private readonly subject: Subject,
+    readonly text: string,
+    private readonly timeoutMs: number,
+  ) {
+    this.phase = subject.phase;
+    this.request = subject.request;
+    this.response = subject.response;
+    this.route = subject.route;
+    this.model = subject.model;
+    this.provider = subject.provider;
+    this.metadata = subject.metadata;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      const c = (this.#controller = new AbortController());
+      const ms = this.timeoutMs;
+      this.#timer = setTimeout(() => c.abort(new Error(`the check timed out after ${ms} ms`)), ms);
+      const parent = this.subject.requestSignal();
+      const onAbort = (): void => c.abort(parent.reason);
+      if (parent.aborted) onAbort();
+      else {
+        parent.addEventListener('abort', onAbort, { once: true });
+        this.#unlink = () => parent.removeEventListener('abort', onAbort);
       }
-      return controller.signal;
-    },
-  };
-  return {
-    ctx,
-    cancel: () => {
-      if (timer !== undefined) clearTimeout(timer);
-      unlink?.();
-    },
-  };
+    }
+    return this.#controller.signal;
+  }
+
+  /** The check is over: its timer and its link to the request go. */
+  cancel(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#unlink?.();
+  }
 }
 
 /** One check's verdict on the whole text; a promise only when the check itself is async. */
 function runCheck(check: BoundCheck, g: Guardrail, subject: Subject, text: string): CheckOutcome | Promise<CheckOutcome> {
   const started = now();
   const finish = (result: CheckResult): CheckOutcome => {
-    const outcome: CheckOutcome = {
-      id: check.id,
-      verdict: result.verdict === true,
-      ...(result.explanation !== undefined ? { explanation: result.explanation } : {}),
-      ...(result.data !== undefined ? { data: result.data } : {}),
-      duration_ms: round(now() - started),
-    };
+    const outcome: CheckOutcome = { id: check.id, verdict: result.verdict === true, duration_ms: round(now() - started) };
+    if (result.explanation !== undefined) outcome.explanation = result.explanation;
+    if (result.data !== undefined) outcome.data = result.data;
     if (result.transformed !== undefined) transforms.set(outcome, result.transformed);
     return outcome;
   };
@@ -157,15 +169,18 @@ function runCheck(check: BoundCheck, g: Guardrail, subject: Subject, text: strin
   try {
     if (pooled(subject, check, text)) {
       const pool = subject.pool!;
-      const work = check.def.run === undefined ? pool.find(check, text).then(fromSpans) : pool.run(check, subject, text);
+      const work = check.def.run === undefined || check.def.find?.('', check.params) != null ? pool.find(check, text).then(fromSpans) : pool.run(check, subject, text);
       return work.then(finish, failed);
     }
-    if (check.def.run === undefined) return finish(fromSpans(spansOf(check, text)));
+    // A verdict is the check's `run` when it has one (a pattern test is cheaper than finding every
+    // match); else its spans.
+    const run = check.def.run;
+    if (run === undefined) return finish(fromSpans(check.def.find === undefined ? null : check.def.find(text, check.params)));
     const timeoutMs = g.timeoutMs ?? check.def.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const { ctx, cancel } = checkContext(subject, text, timeoutMs);
-    const result = check.def.run(ctx, check.params);
+    const ctx = new RunContext(subject, text, timeoutMs);
+    const result = run(ctx, check.params);
     if (!isPromise<CheckResult>(result)) {
-      cancel();
+      ctx.cancel();
       return finish(result);
     }
     let timer: NodeJS.Timeout | undefined;
@@ -175,12 +190,12 @@ function runCheck(check: BoundCheck, g: Guardrail, subject: Subject, text: strin
     return Promise.race([result, timeout]).then(
       (r) => {
         clearTimeout(timer);
-        cancel();
+        ctx.cancel();
         return finish(r);
       },
       (err: unknown) => {
         clearTimeout(timer);
-        cancel();
+        ctx.cancel();
         return failed(err);
       },
     );
@@ -197,16 +212,16 @@ function round(ms: number): number {
 }
 
 function outcomeOf(g: Guardrail, checks: CheckOutcome[], started: number, redacted?: number): GuardrailOutcome {
-  return {
-    id: g.id,
-    verdict: checks.every((c) => c.verdict),
-    deny: g.deny,
-    async: g.async,
-    ...(redacted !== undefined ? { redacted } : {}),
-    ...(checks.some((c) => c.error !== undefined) ? { error: true } : {}),
-    checks,
-    duration_ms: round(now() - started),
-  };
+  let verdict = true;
+  let error = false;
+  for (const c of checks) {
+    if (!c.verdict) verdict = false;
+    if (c.error !== undefined) error = true;
+  }
+  const outcome: GuardrailOutcome = { id: g.id, verdict, deny: g.deny, async: g.async, checks, duration_ms: round(now() - started) };
+  if (redacted !== undefined) outcome.redacted = redacted;
+  if (error) outcome.error = true;
+  return outcome;
 }
 
 type Redaction = { parts: string[]; outcome: GuardrailOutcome };
@@ -295,7 +310,7 @@ export function runGuardrails(guardrails: ReadonlyArray<Guardrail>, subject: Sub
   let pending = false;
   for (const g of guardrails) {
     if (g.redact) continue;
-    text ??= parts.join('\n');
+    text ??= parts.length === 1 ? parts[0]! : parts.join('\n');
     const started = now();
     const checks = g.checks.map((c) => runCheck(c, g, { ...subject, parts }, text!));
     if (checks.some(isPromise)) {

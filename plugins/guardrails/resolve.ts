@@ -82,7 +82,10 @@ export class Resolver {
     const wsIn = ws?.defaults.input_guardrails;
     const wsOut = ws?.defaults.output_guardrails;
     const configLeaves = config === undefined ? undefined : this.#configLeaves(config, workspaceId);
-    if (configLeaves === undefined && !keyIn?.length && !keyOut?.length && !wsIn?.length && !wsOut?.length) return undefined;
+    const attached = !!keyIn?.length || !!keyOut?.length || !!wsIn?.length || !!wsOut?.length;
+    if (configLeaves === undefined && !attached) return undefined;
+    // Only the config's guardrails (the common case): worked out once per config.
+    if (!attached) return (configLeaves as CachedLeaves).plan ??= plan(configLeaves!);
 
     const extraIn = [...this.#list(keyIn, 'defaults.input_guardrails', workspaceId), ...this.#list(wsIn, 'workspace defaults.input_guardrails', workspaceId)];
     const extraOut = [...this.#list(keyOut, 'defaults.output_guardrails', workspaceId), ...this.#list(wsOut, 'workspace defaults.output_guardrails', workspaceId)];
@@ -96,18 +99,8 @@ export class Resolver {
         });
       }
     }
-    let uniform: Guardrail[] | undefined;
-    let same = true;
-    let anyInput = false;
-    let anyOutput = false;
-    for (const leaf of leaves.values()) {
-      if (leaf.input.length > 0) anyInput = true;
-      if (leaf.output.length > 0) anyOutput = true;
-      if (uniform === undefined) uniform = leaf.input;
-      else if (same && !sameList(uniform, leaf.input)) same = false;
-    }
-    if (!anyInput && !anyOutput) return undefined;
-    return { leaves, uniformInput: same ? uniform : undefined, anyInput, anyOutput };
+    const p = plan(leaves);
+    return p.anyInput || p.anyOutput ? p : undefined;
   }
 
   #workspace(id: string): Records.Workspace | undefined {
@@ -163,6 +156,24 @@ export class Resolver {
     this.#configs.set(config, { version, workspace: workspaceId, value });
     return any ? leaves : undefined;
   }
+}
+
+/** A config's leaves with the plan worked out from them (kept with the leaves). */
+type CachedLeaves = Map<string, LeafGuardrails> & { plan?: RequestGuardrails };
+
+/** What applies, from the leaves: whether every leaf has the same input guardrails, and what there is at all. */
+function plan(leaves: Map<string, LeafGuardrails>): RequestGuardrails {
+  let uniform: Guardrail[] | undefined;
+  let same = true;
+  let anyInput = false;
+  let anyOutput = false;
+  for (const leaf of leaves.values()) {
+    if (leaf.input.length > 0) anyInput = true;
+    if (leaf.output.length > 0) anyOutput = true;
+    if (uniform === undefined) uniform = leaf.input;
+    else if (same && !sameList(uniform, leaf.input)) same = false;
+  }
+  return { leaves, uniformInput: same ? uniform : undefined, anyInput, anyOutput };
 }
 
 function sameList(a: Guardrail[], b: Guardrail[]): boolean {

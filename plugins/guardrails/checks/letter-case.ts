@@ -10,13 +10,16 @@ type NoParams = Record<string, never>;
 /** Letters in `text` that are not `want` case (a letter is cased when its two cases differ). */
 export function wrongCase(text: string, want: 'lower' | 'upper'): number {
   let wrong = 0;
-  for (const ch of text) {
-    const code = ch.charCodeAt(0);
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
     if (code < 0x80) {
       // ASCII, the common case, without allocating.
       if (want === 'lower' ? code >= 0x41 && code <= 0x5a : code >= 0x61 && code <= 0x7a) wrong++;
       continue;
     }
+    const cp = text.codePointAt(i)!;
+    if (cp > 0xffff) i++;
+    const ch = String.fromCodePoint(cp);
     const lower = ch.toLowerCase();
     const upper = ch.toUpperCase();
     if (lower === upper) continue;

@@ -11,18 +11,35 @@
  * chain without it. Digits inside a longer run or chain are never a card.
  */
 import type { Finding } from '../../../../core/index.js';
-import { digitAt } from '../char-classes.js';
+import { digitAt, nextAt } from '../char-classes.js';
 import { aloneAfter, aloneBefore, digitRun } from './boundaries.js';
+
+/** Where a card could start. */
+const DIGIT = /[0-9]/g;
 
 /** Longest card as written: 19 digits and 4 separators (4-4-4-4-3). */
 export const MAX_CARD_LENGTH = 23;
 
+/**
+ * What every card has, tested natively before any scanning: four digits, then at once or after one
+ * separator three more (a chain's first group is four digits; an unbroken card has 13 or more).
+ */
+const MAYBE = /[0-9]{4}[ -]?[0-9]{3}/;
+
 export function findCards(text: string): Finding[] {
+  if (!MAYBE.test(text)) return [];
   const out: Finding[] = [];
   let i = 0;
   while (i < text.length) {
     if (!digitAt(text, i)) {
-      i++;
+      i = nextAt(DIGIT, text, i);
+      continue;
+    }
+    // Most numbers in text are short and alone: too few digits for a card, and no group after.
+    const run = digitRun(text, i);
+    const next = text[i + run];
+    if (run < 13 && !((next === ' ' || next === '-') && digitAt(text, i + run + 1))) {
+      i += run;
       continue;
     }
     const groups = chain(text, i);

@@ -7,14 +7,21 @@
  */
 import { countrySpecs, isValidIBAN } from 'ibantools';
 import type { Finding } from '../../../../core/index.js';
-import { alnumAt, digitAt, isAsciiAlnum, isUpper } from '../char-classes.js';
+import { alnumAt, digitAt, isAsciiAlnum, isUpper, nextAt } from '../char-classes.js';
 
 /** Longest IBAN as printed: 34 characters and 8 spaces. */
 export const MAX_IBAN_LENGTH = 42;
 
+/** Where an IBAN could start: two capitals and two digits (a lookahead, so overlapping starts are all seen). */
+const START = /[A-Z](?=[A-Z][0-9]{2})/g;
+
+/** What every IBAN starts with. */
+const MAYBE = /[A-Z]{2}[0-9]{2}/;
+
 export function findIbans(text: string): Finding[] {
+  if (!MAYBE.test(text)) return [];
   const out: Finding[] = [];
-  for (let i = 0; i + 4 <= text.length; i++) {
+  for (let i = nextAt(START, text, 0); i + 4 <= text.length; i = nextAt(START, text, i + 1)) {
     if (!isUpper(text.charCodeAt(i)) || !isUpper(text.charCodeAt(i + 1)) || !digitAt(text, i + 2) || !digitAt(text, i + 3)) continue;
     if (alnumAt(text, i - 1)) continue;
     const length = countrySpecs[text.slice(i, i + 2)]?.chars;

@@ -13,15 +13,22 @@
  * codes. The number must stand alone (no letter, digit or digit-joining punctuation around it).
  */
 import type { Finding } from '../../../../core/index.js';
-import { digitAt } from '../char-classes.js';
+import { digitAt, nextAt } from '../char-classes.js';
 import { aloneAfter, aloneBefore, digitRun } from './boundaries.js';
 
 /** Longest phone number as written: 15 digits and their separators, with a bracketed group. */
 export const MAX_PHONE_LENGTH = 40;
 
+/** Where a phone number could start. */
+const START = /[0-9+(]/g;
+
+/** What every phone number this finds has: `+` and a digit, `(NXX)`, or `NXX` then a separator and `NXX`. */
+const MAYBE = /\+[0-9]|\([0-9]{3}\)|[0-9]{3}[-. ][0-9]{3}/;
+
 export function findPhones(text: string): Finding[] {
+  if (!MAYBE.test(text)) return [];
   const out: Finding[] = [];
-  let i = 0;
+  let i = nextAt(START, text, 0);
   while (i < text.length) {
     const c = text[i];
     let end: number | null = null;
@@ -32,7 +39,7 @@ export function findPhones(text: string): Finding[] {
       out.push({ start: i, end, label: 'PHONE' });
       i = end;
     } else {
-      i += digitAt(text, i) ? Math.max(1, digitRun(text, i)) : 1;
+      i = nextAt(START, text, i + (digitAt(text, i) ? Math.max(1, digitRun(text, i)) : 1));
     }
   }
   return out;
