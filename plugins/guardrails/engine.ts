@@ -273,12 +273,24 @@ function redactWith(g: Guardrail, parts: string[], subject: Subject): Redaction 
   }
 }
 
+/** A list's redacting guardrails and the others, once per (shared) list. */
+const kindsOf = new WeakMap<ReadonlyArray<Guardrail>, { redactions: Guardrail[]; others: Guardrail[] }>();
+
+function kinds(list: ReadonlyArray<Guardrail>): { redactions: Guardrail[]; others: Guardrail[] } {
+  let k = kindsOf.get(list);
+  if (k === undefined) {
+    k = { redactions: list.filter((g) => g.redact), others: list.filter((g) => !g.redact) };
+    kindsOf.set(list, k);
+  }
+  return k;
+}
+
 /**
  * Runs `guardrails` (none of them async: the caller runs those later) on the subject. The result
  * is synchronous when every check is.
  */
 export function runGuardrails(guardrails: ReadonlyArray<Guardrail>, subject: Subject): Verdicts | Promise<Verdicts> {
-  const redactions = guardrails.filter((g) => g.redact);
+  const { redactions, others } = kinds(guardrails);
   let parts = subject.parts;
   let redacted = 0;
   const outcomes: Array<GuardrailOutcome | Promise<GuardrailOutcome>> = [];
@@ -287,7 +299,6 @@ export function runGuardrails(guardrails: ReadonlyArray<Guardrail>, subject: Sub
     if (isPromise<Redaction>(r)) {
       // A part went to the pool: the rest follows once it is back, in the same order.
       const rest = redactions.slice(i + 1);
-      const others = guardrails.filter((g) => !g.redact);
       return r.then(async (first) => {
         const done: GuardrailOutcome[] = [...(outcomes as GuardrailOutcome[]), first.outcome];
         let p = first.parts;
@@ -308,11 +319,11 @@ export function runGuardrails(guardrails: ReadonlyArray<Guardrail>, subject: Sub
   }
   let text: string | undefined;
   let pending = false;
-  for (const g of guardrails) {
-    if (g.redact) continue;
+  const seen = parts === subject.parts ? subject : { ...subject, parts };
+  for (const g of others) {
     text ??= parts.length === 1 ? parts[0]! : parts.join('\n');
     const started = now();
-    const checks = g.checks.map((c) => runCheck(c, g, { ...subject, parts }, text!));
+    const checks = g.checks.map((c) => runCheck(c, g, seen, text!));
     if (checks.some(isPromise)) {
       pending = true;
       outcomes.push(Promise.all(checks).then((done) => outcomeOf(g, done, started)));

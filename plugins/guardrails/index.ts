@@ -69,8 +69,9 @@ interface RequestState {
   results: HookResults;
   /** Async guardrails and what they look at, run after the response. */
   later: Array<{ guardrails: Guardrail[]; subject: Subject }>;
-  /** Leaf paths whose input guardrails already ran (retries do not run them again). */
-  ranInput: Set<string>;
+  /** Input guardrails already ran: for every leaf before routing (`all`), or for these leaf paths. */
+  inputBeforeRouting: boolean;
+  ranInput: Set<string> | undefined;
   outputDone: boolean;
   stream: StreamGuard | undefined;
 }
@@ -86,21 +87,43 @@ function isPromise<T>(v: unknown): v is Promise<T> {
   return typeof (v as { then?: unknown } | null)?.then === 'function';
 }
 
+/** A list split into the guardrails that run now and the `async` ones, once per (shared) list. */
+const splits = new WeakMap<Guardrail[], { now: Guardrail[]; later: Guardrail[] }>();
+
+function split(list: Guardrail[]): { now: Guardrail[]; later: Guardrail[] } {
+  let s = splits.get(list);
+  if (s === undefined) {
+    const deferred = list.filter((g) => g.async);
+    s = { now: deferred.length === 0 ? list : list.filter((g) => !g.async), later: deferred };
+    splits.set(list, s);
+  }
+  return s;
+}
+
 function sync(list: Guardrail[]): Guardrail[] {
-  return list.some((g) => g.async) ? list.filter((g) => !g.async) : list;
+  return split(list).now;
 }
 
 function later(list: Guardrail[]): Guardrail[] {
-  return list.filter((g) => g.async);
+  return split(list).later;
 }
 
 /** The compact results header: counts, and the ids of what failed. */
 function summaryHeader(results: HookResults): string | undefined {
-  const all = [...results.before_request_hooks, ...results.after_request_hooks];
-  if (all.length === 0) return undefined;
-  const failed = all.filter((o) => !o.verdict);
-  const ids = failed.map((o) => o.id.replace(/[^A-Za-z0-9._#:-]/g, '_')).slice(0, 16);
-  return `passed=${all.length - failed.length}; failed=${failed.length}${ids.length > 0 ? `; failed_ids=${ids.join(',')}` : ''}`;
+  let passed = 0;
+  let failed = 0;
+  let ids = '';
+  for (const list of [results.before_request_hooks, results.after_request_hooks]) {
+    for (const o of list) {
+      if (o.verdict) {
+        passed++;
+        continue;
+      }
+      if (failed++ < 16) ids += (ids === '' ? '' : ',') + o.id.replace(/[^A-Za-z0-9._#:-]/g, '_');
+    }
+  }
+  if (passed + failed === 0) return undefined;
+  return `passed=${passed}; failed=${failed}${ids !== '' ? `; failed_ids=${ids}` : ''}`;
 }
 
 export default definePlugin<GuardrailsOptions>({
@@ -184,8 +207,9 @@ export default definePlugin<GuardrailsOptions>({
     /** Input guardrails of one leaf, per attempt: redaction rewrites the text of the outgoing body. */
     function checkAttempt(ctx: GatewayContext, state: RequestState, path: string, guardrails: Guardrail[], attempt: UpstreamAttempt): void | Promise<void> {
       const route = ctx.route.kind === 'model' ? ctx.route.name : '';
-      const first = !state.ranInput.has(path);
-      state.ranInput.add(path);
+      const ran = (state.ranInput ??= new Set());
+      const first = !ran.has(path);
+      ran.add(path);
       const subject = subjectOf(ctx, 'input', requestParts(route, ctx.body!), undefined);
       const apply = (v: Verdicts): void => {
         if (first) afterInput(state, v);
@@ -306,12 +330,12 @@ export default definePlugin<GuardrailsOptions>({
         if (ctx.route.kind !== 'model' || !INPUT_ROUTES.has(ctx.route.name) || ctx.body === undefined) return;
         const plan = resolver.resolve(ctx, actingWorkspace(app, ctx));
         if (plan === undefined) return;
-        const state: RequestState = { plan, results: { before_request_hooks: [], after_request_hooks: [] }, later: [], ranInput: new Set(), outputDone: false, stream: undefined };
+        const state: RequestState = { plan, results: { before_request_hooks: [], after_request_hooks: [] }, later: [], inputBeforeRouting: false, ranInput: undefined, outputDone: false, stream: undefined };
         ctx.set('guardrailState', state);
         ctx.set('guardrailResults', state.results);
         if (plan.anyOutput && OUTPUT_ROUTES.has(ctx.route.name) && !ctx.wantsStream) ctx.holdAnswer = true;
         if (plan.uniformInput !== undefined && plan.uniformInput.length > 0) {
-          state.ranInput.add('*');
+          state.inputBeforeRouting = true;
           return checkInput(ctx, state, plan.uniformInput);
         }
         return undefined;
@@ -319,7 +343,7 @@ export default definePlugin<GuardrailsOptions>({
 
       onUpstreamRequest(ctx, attempt) {
         const state = ctx.get('guardrailState');
-        if (state === undefined || state.ranInput.has('*') || !state.plan.anyInput) return;
+        if (state === undefined || state.inputBeforeRouting || !state.plan.anyInput) return;
         const path = attempt.target.path ?? 'config';
         const guardrails = state.plan.leaves.get(path)?.input;
         if (guardrails === undefined || guardrails.length === 0) return;
