@@ -100,6 +100,13 @@ export class GatewayContext {
    * `onResponseChunk` as they flow.
    */
   holdAnswer = false;
+  /**
+   * Set in the request phase by a plugin that checks every answer (output guardrails), streams
+   * included: a cache must not replay a stored stream to this request (a replay is bytes, not the
+   * events the plugin's `onResponseChunk` would see). Whole answers are replayed as replies, which
+   * the plugin sees in `onResponseHeaders`.
+   */
+  checksAnswer = false;
   /** Token usage of the answer, once known (set before onResponseEnd when usage metering is on). */
   usage: Usage | undefined = undefined;
 

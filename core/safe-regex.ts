@@ -105,14 +105,93 @@ export function compileSafeRegex(source: string, options: SafeRegexOptions = {})
       { param, cause: err },
     );
   }
-  const compiled: SafeRegex = {
-    source,
-    test: (input) => re.test(input),
-    matches: (input, maxLength = DEFAULT_MAX_MATCH) => allMatches(re, input, maxLength),
-  };
+  // A literal every match contains: a text without it cannot match, found natively (RE2 in
+  // JavaScript costs microseconds per kilobyte even when there is nothing to find).
+  const literal = flags.includes('i') ? undefined : requiredLiteral(source);
+  const compiled: SafeRegex =
+    literal === undefined
+      ? { source, test: (input) => re.test(input), matches: (input, maxLength = DEFAULT_MAX_MATCH) => allMatches(re, input, maxLength) }
+      : {
+          source,
+          test: (input) => input.includes(literal) && re.test(input),
+          matches: (input, maxLength = DEFAULT_MAX_MATCH) => (input.includes(literal) ? allMatches(re, input, maxLength) : []),
+        };
   if (cache.size >= CACHE_LIMIT) cache.clear();
   cache.set(key, compiled);
   return compiled;
+}
+
+const PLAIN = /[A-Za-z0-9 _,;:'"!@#%&=<>\/~`-]/;
+
+/**
+ * The longest run of plain characters (3 or more) that every match of `source` must contain, or
+ * undefined. Conservative: only characters at the top level (outside groups and classes), in a
+ * pattern without a top-level alternation, inline flags or `\Q…\E`, and not under a quantifier.
+ *
+ * @example
+ *   requiredLiteral('BEGIN [A-Z]+ PRIVATE KEY') // ' PRIVATE KEY'
+ *   requiredLiteral('foo|bar')                   // undefined
+ */
+export function requiredLiteral(source: string): string | undefined {
+  if (source.includes('\\Q') || source.includes('(?')) return undefined;
+  let best = '';
+  let run = '';
+  let depth = 0;
+  const end = (): void => {
+    if (run.length > best.length) best = run;
+    run = '';
+  };
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    const next = source[i + 1];
+    const quantified = next === '*' || next === '+' || next === '?' || next === '{';
+    if (c === '\\') {
+      // An escaped punctuation mark is itself; any other escape (\d, \b, \x41…) ends the run.
+      const e = source[i + 1];
+      i++;
+      const after = source[i + 1];
+      const q = after === '*' || after === '+' || after === '?' || after === '{';
+      if (depth === 0 && e !== undefined && /[.^$*+?()[\]{}|\\/-]/.test(e) && !q) run += e;
+      else end();
+      continue;
+    }
+    if (c === '[') {
+      end();
+      // Skip the class: a `]` first (or after `^`) is a member; escapes are skipped whole.
+      let j = i + 1;
+      if (source[j] === '^') j++;
+      if (source[j] === ']') j++;
+      while (j < source.length && source[j] !== ']') j += source[j] === '\\' ? 2 : 1;
+      i = j;
+      continue;
+    }
+    if (c === '{') {
+      // A repetition count (`{2,5}`): its digits are not text.
+      end();
+      const close = source.indexOf('}', i);
+      if (close !== -1) i = close;
+      continue;
+    }
+    if (c === '(') {
+      end();
+      depth++;
+      continue;
+    }
+    if (c === ')') {
+      end();
+      depth--;
+      continue;
+    }
+    if (c === '|') {
+      if (depth === 0) return undefined;
+      end();
+      continue;
+    }
+    if (depth === 0 && PLAIN.test(c) && !quantified) run += c;
+    else end();
+  }
+  end();
+  return best.length >= 3 ? best : undefined;
 }
 
 /** {@link compileSafeRegex}, returning null instead of throwing (for patterns already validated). */

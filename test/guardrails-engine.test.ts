@@ -473,3 +473,40 @@ t.test('the check pool runs built-in checks in worker threads with the same span
   t.equal(pool.completed(), 1, 'the task ran on the pool');
   t.equal(pool.poolable({ id: 'default.webhook', def: { id: 'default.webhook' }, params: {} } as never), false, 'webhooks never go to the pool');
 });
+
+t.test('async output guardrails on a stream run after it on the text as sent, and are in the log', async (t) => {
+  const mock = await startMock(t);
+  const gw = await gateway(t, mock);
+  const c = client(gw, mock, { ...leaf(mock, 'chunks=6'), output_guardrails: [{ 'test.maxLen': { max: 5 }, async: true, deny: true, id: 'after' }, { 'test.email': {}, redact: true }] });
+  const { data: stream, response } = await c.chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'to a@b.io' }] }).withResponse();
+  const { text, error } = await readStream(stream);
+  t.equal(error, undefined, 'an async deny does not end the stream');
+  t.equal(text, 'Mock reply to: to [EMAIL]');
+  const log = await logOf(gw, response.headers.get('x-gateway-request-id')!);
+  const after = (log.guardrails as { results: { after_request_hooks: Array<{ id: string; async: boolean; verdict: boolean; checks: Array<{ data?: { length?: number } }> }> } }).results.after_request_hooks;
+  const late = after.find((o) => o.id === 'after');
+  t.equal(late?.async, true);
+  t.equal(late?.verdict, false);
+  t.equal(late?.checks[0]?.data?.length, 'Mock reply to: to [EMAIL]'.length, 'it saw the text as sent, redacted');
+});
+
+t.test('a stored stream is not replayed to a request whose answer guardrails check as it streams', async (t) => {
+  const mock = await startMock(t);
+  const gw = await startGateway(t, {
+    yaml: 'pipeline: [auth, config-strategy, guardrails, test-checks, cache, admin-resources]\n',
+    env: { GATEWAY_ADMIN_KEY: ADMIN_KEY },
+    plugins: { 'test-checks': checks },
+  });
+  const request = { model: 'gpt-4o-mini', stream: true as const, messages: [{ role: 'user' as const, content: 'to a@b.io' }] };
+  // Stored without guardrails …
+  const bare = client(gw, mock, { ...leaf(mock), cache: { mode: 'simple' } });
+  t.equal((await readStream(await bare.chat.completions.create(request))).text, 'Mock reply to: to a@b.io');
+  const again = await bare.chat.completions.create(request).withResponse();
+  await readStream(again.data);
+  t.equal(again.response.headers.get('x-gateway-cache-status'), 'HIT', 'the stream was stored');
+  // … and not replayed, unseen, to a request that redacts its answer.
+  const guarded = client(gw, mock, { ...leaf(mock), cache: { mode: 'simple' }, output_guardrails: [{ 'test.email': {}, redact: true }] });
+  const { data, response } = await guarded.chat.completions.create(request).withResponse();
+  t.equal((await readStream(data)).text, 'Mock reply to: to [EMAIL]');
+  t.equal(response.headers.get('x-gateway-cache-status'), 'MISS');
+});

@@ -4,7 +4,8 @@
  * pattern that froze the event loop for 9.5 s on V8's engine now answers at once.
  */
 import t from 'tap';
-import { compileSafeRegex, MAX_PATTERN_LENGTH, trySafeRegex } from '../core/safe-regex.js';
+import { compileSafeRegex, MAX_PATTERN_LENGTH, requiredLiteral, trySafeRegex } from '../core/safe-regex.js';
+import { RE2JS } from 're2js';
 import { matches } from '../core/router/conditions.js';
 
 t.test('ReDoS: ^(a+)+$ against a long non-matching input answers at once', async (t) => {
@@ -56,4 +57,34 @@ t.test('refusals: a 400 with a stable code naming the field, never the pattern',
     t.equal(trySafeRegex(source, flags === undefined ? {} : { flags }), null, `${why}: trySafeRegex gives null`);
   }
   t.ok(compileSafeRegex('a'.repeat(MAX_PATTERN_LENGTH)), 'exactly the bound is fine');
+});
+
+t.test('the required-literal prefilter: only literals every match has, and the same answers as RE2 alone', async (t) => {
+  const cases: Array<[string, string | undefined]> = [
+    ['BEGIN [A-Z]+ PRIVATE KEY', ' PRIVATE KEY'],
+    ['foo|bar', undefined],
+    ['x{100}', undefined],
+    ['abc+def', 'def'],
+    ['(abc)?xyz1', 'xyz1'],
+    ['a\\.b\\.c', 'a.b.c'],
+    ['\\d{3}-\\d{4}', undefined],
+    ['(?i)secret', undefined],
+    ['xy(z|w)abc', 'abc'],
+    ['ab?cdef', 'cdef'],
+    ['\\Qa|b\\E', undefined],
+  ];
+  for (const [source, literal] of cases) t.equal(requiredLiteral(source), literal, source);
+
+  const patterns = ['BEGIN [A-Z]+ PRIVATE KEY', 'abc+def', 'x(yz)?top secret', '^eu-west-\\d', 'a\\.b\\.c', 'n[ou]pe(s|!)end'];
+  const words = ['BEGIN RSA PRIVATE KEY', 'abcccdef', 'abdef', 'xtop secret', 'xyztop secret', 'eu-west-1', 'a.b.c', 'axbxc', 'nopes end', 'nupe!end', 'PRIVATE KEY', 'top secre'];
+  let random = 7;
+  const next = (): number => (random = (random * 1103515245 + 12345) % 2147483648) / 2147483648;
+  for (let k = 0; k < 300; k++) {
+    const text = Array.from({ length: 1 + Math.floor(next() * 5) }, () => words[Math.floor(next() * words.length)]).join(next() < 0.5 ? ' ' : '');
+    for (const source of patterns) {
+      const plain = RE2JS.compile(source);
+      if (compileSafeRegex(source).test(text) !== plain.test(text)) return t.fail(`${source} on ${JSON.stringify(text)}`);
+    }
+  }
+  t.pass('300 random texts: the prefilter never changes an answer');
 });

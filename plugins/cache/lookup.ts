@@ -242,6 +242,11 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
       ctx.cacheStatus = 'REFRESH';
       return;
     }
+    // A plugin checks this request's answer as it streams: a stored stream would go out unseen.
+    if (stream && ctx.checksAnswer) {
+      ctx.cacheStatus = 'MISS';
+      return;
+    }
     // Strictly newer than this: max_age 0 never hits, max_age 1 expires an entry after one second.
     const notBefore = Date.now() - settings.maxAge * 1000;
     const semanticMode = settings.mode === 'semantic';

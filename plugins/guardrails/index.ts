@@ -333,7 +333,10 @@ export default definePlugin<GuardrailsOptions>({
         const state: RequestState = { plan, results: { before_request_hooks: [], after_request_hooks: [] }, later: [], inputBeforeRouting: false, ranInput: undefined, outputDone: false, stream: undefined };
         ctx.set('guardrailState', state);
         ctx.set('guardrailResults', state.results);
-        if (plan.anyOutput && OUTPUT_ROUTES.has(ctx.route.name) && !ctx.wantsStream) ctx.holdAnswer = true;
+        if (plan.anyOutput && OUTPUT_ROUTES.has(ctx.route.name)) {
+          ctx.checksAnswer = true;
+          if (!ctx.wantsStream) ctx.holdAnswer = true;
+        }
         if (plan.uniformInput !== undefined && plan.uniformInput.length > 0) {
           state.inputBeforeRouting = true;
           return checkInput(ctx, state, plan.uniformInput);
