@@ -510,3 +510,23 @@ t.test('a stored stream is not replayed to a request whose answer guardrails che
   t.equal((await readStream(data)).text, 'Mock reply to: to [EMAIL]');
   t.equal(response.headers.get('x-gateway-cache-status'), 'MISS');
 });
+
+t.test('a leaf of its own that denies answers 446 with no upstream call, and no fallback past a denial', async (t) => {
+  const mock = await startMock(t);
+  const gw = await gateway(t, mock);
+  const config = {
+    strategy: { mode: 'fallback' },
+    targets: [{ ...leaf(mock), input_guardrails: [{ 'test.email': {}, deny: true, id: 'strict' }] }, { ...leaf(mock) }],
+  };
+  mock.requests.length = 0;
+  const err = (await client(gw, mock, config)
+    .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'to a@b.io' }] })
+    .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+  t.equal(err.status, 446);
+  t.equal((err.error as { hook_results: { before_request_hooks: Array<{ id: string }> } }).hook_results.before_request_hooks[0]!.id, 'strict');
+  t.equal(mock.requests.length, 0, 'a denial is the answer: the fallback target is not tried either');
+  // Without the span, the same config goes to the first target.
+  const ok = await client(gw, mock, config).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
+  t.equal(ok.choices[0]!.message.content, 'Mock reply to: hello');
+  t.equal(mock.requests.length, 1);
+});
