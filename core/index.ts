@@ -101,6 +101,7 @@ export { buildLogRecord } from './observability/log-record.js';
 export type { LogRecord, GuardrailsLog } from './observability/log-record.js';
 export { optionalService } from './services.js';
 export { fromAjvErrors, ValidationErrors } from './validation/index.js';
+export { nestsDeeper } from './validation/depth.js';
 export { defineCheck } from './guardrail-checks.js';
 export type { FeedbackEntry, FeedbackService } from './feedback.js';
 export type { CheckDefinition, CheckContext, CheckResult, CheckPhase, Finding, GuardrailService, CheckOutcome, GuardrailOutcome, HookResults } from './guardrail-checks.js';

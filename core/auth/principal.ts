@@ -3,7 +3,7 @@
  * every admin route and by governance plugins. One organisation per deployment; a workspace key
  * is bound to one workspace.
  */
-import type { ApiKeyType, OrgRole, WorkspaceRole } from '../store/records.js';
+import type { ApiKeyRecord, ApiKeyType, OrgRole, WorkspaceRole } from '../store/records.js';
 
 export interface Principal {
   kind: ApiKeyType | 'jwt';
@@ -21,13 +21,7 @@ export interface Principal {
   workspace_role: WorkspaceRole | null;
   scopes: ReadonlySet<string>;
   /** Key defaults (pinned config, metadata) for the routing plugins. */
-  defaults: {
-    metadata?: Record<string, string>;
-    config_id?: string | null;
-    allow_config_override?: boolean;
-    input_guardrails?: string[];
-    output_guardrails?: string[];
-  } | null;
+  defaults: ApiKeyRecord['defaults'];
 }
 
 declare module '../context.js' {

@@ -16,7 +16,7 @@
  * too (`config.input_guardrails[0]["default.wordCount"].max`, a saved guardrail that does not
  * exist in the workspace); without it they are checked by the routing schema only.
  */
-import { assertVisible, defineAdminRoute, listPage, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+import { assertVisible, defineAdminRoute, listPage, nestsDeeper, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
 import { checkConfigUpstreams, validateRoutingConfig, ValidationErrors, type CustomHostPolicy, type GatewayError, type GuardrailService } from '../../core/index.js';
 import { hasGuardrailLists, hiddenGuardrailHeaders, maskConfig, sealConfig, unsealConfig } from './config-secrets.js';
 import { deepFreeze } from './provider-fields.js';
@@ -129,16 +129,8 @@ function assertValidConfig(config: Record<string, unknown>, rules: ConfigRules, 
  */
 const MAX_JSON_DEPTH = 128;
 
-/** Iterative, so depth is measured without the recursion it protects against. */
 function depthError(config: Record<string, unknown>): GatewayError | null {
-  const stack: Array<{ value: unknown; depth: number }> = [{ value: config, depth: 0 }];
-  while (stack.length > 0) {
-    const { value, depth } = stack.pop()!;
-    if (typeof value !== 'object' || value === null) continue;
-    if (depth > MAX_JSON_DEPTH) return ValidationErrors.invalidValue(`config nests deeper than ${MAX_JSON_DEPTH} levels.`, { param: 'config' });
-    for (const child of Object.values(value)) stack.push({ value: child, depth: depth + 1 });
-  }
-  return null;
+  return nestsDeeper(config, MAX_JSON_DEPTH) ? ValidationErrors.invalidValue(`config nests deeper than ${MAX_JSON_DEPTH} levels.`, { param: 'config' }) : null;
 }
 
 function guardrailError(config: Record<string, unknown>, rules: ConfigRules, workspaceId: string): GatewayError | null {

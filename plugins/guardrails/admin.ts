@@ -16,6 +16,7 @@ import {
   assertVisible,
   defineAdminRoute,
   listPage,
+  nestsDeeper,
   nowIso,
   slugify,
   uuidv7,
@@ -133,23 +134,11 @@ function takeChecks(body: { checks?: Checks }): Checks | undefined {
   if (checks === undefined) return undefined;
   body.checks = hiddenGuardrailHeaders(checks);
   checks.forEach((guardrail, i) => {
-    if (nestsDeeperThan(guardrail, MAX_GUARDRAIL_DEPTH)) {
+    if (nestsDeeper(guardrail, MAX_GUARDRAIL_DEPTH)) {
       throw ValidationErrors.invalidValue(`checks[${i}] nests deeper than ${MAX_GUARDRAIL_DEPTH} levels.`, { param: `checks[${i}]` });
     }
   });
   return checks;
-}
-
-/** Iterative, so depth is measured without the recursion it protects against. */
-function nestsDeeperThan(root: unknown, max: number): boolean {
-  const stack: Array<{ value: unknown; depth: number }> = [{ value: root, depth: 0 }];
-  while (stack.length > 0) {
-    const { value, depth } = stack.pop()!;
-    if (typeof value !== 'object' || value === null) continue;
-    if (depth > max) return true;
-    for (const child of Object.values(value)) stack.push({ value: child, depth: depth + 1 });
-  }
-  return false;
 }
 
 /** A 400 naming the field (`checks[0]["default.wordCount"].max`) unless every guardrail is valid. */

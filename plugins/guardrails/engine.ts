@@ -11,7 +11,7 @@
  */
 import type { CheckContext, CheckPhase, CheckResult, Finding } from '../../core/index.js';
 import type { BoundCheck, Guardrail } from './registry.js';
-import type { CheckOutcome, GuardrailOutcome } from './results.js';
+import type { CheckOutcome, GuardrailOutcome } from '../../core/index.js';
 import type { CheckPool } from './pool.js';
 
 /** What the guardrails of one phase look at. */

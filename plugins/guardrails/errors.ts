@@ -3,7 +3,7 @@
  * every guardrail that ran (the reference's status and field, so its clients keep working).
  */
 import { defineError, GatewayError } from '../../core/index.js';
-import type { HookResults } from './results.js';
+import type { HookResults } from '../../core/index.js';
 
 export const GuardrailErrors = {
   unknownGuardrail: defineError(400, 'invalid_request_error', 'unknown_guardrail', 'No saved guardrail with this id or slug exists in this workspace.'),

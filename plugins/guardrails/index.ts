@@ -59,7 +59,7 @@ const optionsSchema = {
   },
   additionalProperties: false,
 };
-import type { HookResults } from './results.js';
+import type { HookResults } from '../../core/index.js';
 
 type Json = Record<string, unknown>;
 

@@ -62,8 +62,8 @@ interface Cached<T> {
 }
 
 export class Resolver {
-  /** Parsed config leaves by config object (saved configs are frozen and shared). */
-  readonly #configs = new WeakMap<object, Cached<Map<string, LeafGuardrails>>>();
+  /** Parsed config leaves by config object (saved configs are frozen and shared); undefined: none. */
+  readonly #configs = new WeakMap<object, Cached<Map<string, LeafGuardrails> | undefined>>();
   /** Parsed key and workspace lists by list object. */
   readonly #lists = new WeakMap<object, Cached<Guardrail[]>>();
 
@@ -128,13 +128,13 @@ export class Resolver {
   #configLeaves(config: Json, workspaceId: string): Map<string, LeafGuardrails> | undefined {
     const version = this.store.c.guardrails.version();
     const hit = this.#configs.get(config);
-    if (hit !== undefined && hit.version === version && hit.workspace === workspaceId) return hit.value.size === 0 ? undefined : hit.value;
+    if (hit !== undefined && hit.version === version && hit.workspace === workspaceId) return hit.value;
     const leaves = new Map<string, LeafGuardrails>();
-    let any = false;
+    let named = false;
     const parse = (list: unknown, path: string): Guardrail[] => {
       const parsed = this.registry.parse(list, path, workspaceId);
       if (parsed instanceof GatewayError) throw parsed;
-      if (parsed.length > 0) any = true;
+      if (parsed.length > 0) named = true;
       return parsed;
     };
     const walk = (node: Json, path: string, input: Guardrail[], output: Guardrail[], dIn: Guardrail[], dOut: Guardrail[], depth: number): void => {
@@ -150,11 +150,11 @@ export class Resolver {
       }
       leaves.set(path, { input: defIn.length === 0 ? ownIn : [...ownIn, ...defIn], output: defOut.length === 0 ? ownOut : [...ownOut, ...defOut] });
     };
-    // The config names its param `x-gateway-config` when sent, its slug's place otherwise; errors here are the sender's.
+    // Paths as the router names its targets (`config.targets[1]`), and as 400s name the field.
     walk(config, 'config', NONE, NONE, NONE, NONE, 0);
-    const value = any ? leaves : new Map<string, LeafGuardrails>();
+    const value = named ? leaves : undefined;
     this.#configs.set(config, { version, workspace: workspaceId, value });
-    return any ? leaves : undefined;
+    return value;
   }
 }
 

@@ -23,7 +23,7 @@ import type { SseEvent } from '../../core/index.js';
 import type { BoundCheck, Guardrail } from './registry.js';
 import { holdbackOf, redactSpans, spansOf } from './engine.js';
 import { eventDelta, eventTextKind, mapWholeEvent, withDelta } from './text.js';
-import type { CheckOutcome, GuardrailOutcome } from './results.js';
+import type { CheckOutcome, GuardrailOutcome } from '../../core/index.js';
 import type { Finding } from '../../core/index.js';
 
 type Json = Record<string, unknown>;

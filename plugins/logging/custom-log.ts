@@ -3,7 +3,7 @@
  * It becomes an ordinary record (`source: 'plugin'`, route `custom`), listed and exported with
  * the rest. Headers are accepted and never kept; bodies follow `bodies.enabled` like any other.
  */
-import { Errors, headerString, nowIso, S, uuidv7, type GatewayContext, type Principal, type Records, type RouteDefinition, type Usage } from '../../core/index.js';
+import { Errors, headerString, nestsDeeper, nowIso, S, uuidv7, type GatewayContext, type Principal, type Records, type RouteDefinition, type Usage } from '../../core/index.js';
 import type { StoredLog } from './log-db.js';
 import { credentialValues } from './bodies.js';
 
@@ -96,7 +96,7 @@ export function acceptOneOrMany(route: RouteDefinition, field: string, options: 
       if (typeof value !== 'object' || value === null) throw Errors.invalidBody('The request body must be a JSON object or an array of objects.');
       // Scrubbing, validation, the audit trail and the store all walk the body recursively; a
       // body nested thousands deep would overflow the stack there (a 500), so it is refused here.
-      if (nestsDeeper(value, MAX_BODY_DEPTH)) throw Errors.invalidBody(`The request body nests deeper than ${MAX_BODY_DEPTH} levels.`);
+      if (nestsDeeper(value, MAX_BODY_DEPTH - 1)) throw Errors.invalidBody(`The request body nests deeper than ${MAX_BODY_DEPTH} levels.`);
       ctx.body = { [field]: (Array.isArray(value) ? value : [value]).map((item) => options.prepare(item, ctx)) };
       return inner(ctx, params);
     },
@@ -107,16 +107,6 @@ export function acceptOneOrMany(route: RouteDefinition, field: string, options: 
 export const MAX_BODY_DEPTH = 128;
 
 /** True when arrays and objects nest more than `max` levels; iterative, so any depth is safe to ask. */
-export function nestsDeeper(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth > max) return true;
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
 
 const lowerKeys = (h: unknown): Record<string, unknown> =>
   typeof h === 'object' && h !== null ? Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v])) : {};

@@ -8,23 +8,17 @@
  * Workspace keys only (the spec's permission table): feedback belongs to a workspace's traces.
  */
 import type { Database } from 'lmdb';
-import { adminRoutes, assertVisible, defineAdminRoute, nowIso, S, uuidv7, type GatewayApp, type RouteDefinition, type Store } from '../../core/index.js';
+import { adminRoutes, assertVisible, defineAdminRoute, nowIso, S, uuidv7, type FeedbackEntry, type GatewayApp, type RouteDefinition, type Store } from '../../core/index.js';
 import { LoggingErrors } from './errors.js';
 import { scan } from './scan.js';
 import type { FeedbackStore } from './backend.js';
 
-/** One feedback, as stored in the `feedback` database (key: id, a UUIDv7). */
-export interface FeedbackRecord {
+/**
+ * One feedback, as stored in the `feedback` database (key: id, a UUIDv7): the entry the core's
+ * feedback contract describes (the weighted score is value × weight), with its id and times.
+ */
+export interface FeedbackRecord extends FeedbackEntry {
   id: string;
-  trace_id: string;
-  /** −10..10 */
-  value: number;
-  /** 0..1; the weighted score is value × weight. */
-  weight: number;
-  metadata: Record<string, unknown>;
-  workspace_id: string;
-  organisation_id: string;
-  api_key_id: string | null;
   created_at: string;
   last_updated_at: string;
 }

@@ -145,13 +145,13 @@ export class WordSearch {
  */
 export function leftmostLongest(search: WordSearch, text: string): Array<[number, number]> {
   const longest = new Int32Array(text.length + 1);
-  let any = false;
+  let found = false;
   search.scan(text, (start, end) => {
     longest[start] = end;
-    any = true;
+    found = true;
   });
   const out: Array<[number, number]> = [];
-  if (!any) return out;
+  if (!found) return out;
   for (let s = 0; s < text.length; s++) {
     const end = longest[s]!;
     if (end === 0) continue;
