@@ -82,11 +82,15 @@ async function start(file: string): Promise<void> {
   const gw = gateway;
   if (gw.generatedAdminKey !== undefined) {
     // Printed once, here, and never again: only its hash is stored.
-    process.stdout.write(`\nCreated the first admin API key (shown once, store it now):\n\n  ${gw.generatedAdminKey}\n\nSend it as x-gateway-api-key to the admin API.\n\n`);
+    const signIn = config.pipeline.some((p) => p.name === 'console') ? `Sign in to the console at ${gw.url}/console/ with it, or send` : 'Send';
+    process.stdout.write(`\nCreated the first admin API key (shown once, store it now):\n\n  ${gw.generatedAdminKey}\n\n${signIn} it as x-gateway-api-key to the admin API.\n\n`);
   }
   log.info('listening', { url: gw.url, pid: process.pid, plugins: config.pipeline.map((p) => p.name) });
   if (worker) announceReady(gw.url);
-  else process.stdout.write(`gateway listening on ${gw.url} (config ${file})\n`);
+  else {
+    const consoleAt = config.pipeline.some((p) => p.name === 'console') ? `; console at ${gw.url}/console/` : '';
+    process.stdout.write(`gateway listening on ${gw.url} (config ${file})${consoleAt}\n`);
+  }
 
   let stopping = false;
   const stop = (signal: string): void => {

@@ -21,4 +21,5 @@ export const standardPlugins: PluginCatalog = {
   metrics: () => import('./metrics/index.js'),
   otel: () => import('./otel/index.js'),
   logging: () => import('./logging/index.js'),
+  console: () => import('./console/index.js'),
 };

@@ -56,6 +56,11 @@ t.test('a log written through one host is read through every host; an export hol
   t.equal((await admin(b, 'GET', `${byRun}&status=200&model=gpt-4o`)).body.total, 6, 'status and model filters');
   t.equal((await admin(b, 'GET', `${byRun}&status=500`)).body.total, 0);
   t.equal((await admin(b, 'GET', `${byRun}&model=gpt-4o-mini`)).body.total, 0);
+  // Unindexed filters (read from the record in SQL; log-filters-console.test.ts covers them fully).
+  t.equal((await admin(b, 'GET', `${byRun}&route=chat.completions`)).body.total, 6, 'route filter');
+  t.equal((await admin(b, 'GET', `${byRun}&route=plugin`)).body.total, 0);
+  t.equal((await admin(b, 'GET', `${byRun}&virtual_key=none`)).body.total, 0, 'virtual_key filter');
+  t.equal((await admin(b, 'GET', `${byRun}&config=none`)).body.total, 0, 'config filter');
   const page1 = await admin(b, 'GET', `${byRun}&page_size=4`);
   t.equal(page1.body.data.length, 4);
   t.equal(page1.body.has_more, true);

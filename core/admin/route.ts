@@ -5,7 +5,8 @@
  *   ─▶ principal? (401) ─▶ key kind and scope (403) ─▶ query and body (ajv, 400 naming
  *   the field) ─▶ target workspace (the key's own; or `workspace_id` for an organisation key)
  *   ─▶ handler ─▶ response (fast-json-stringify: only fields in the response schema leave, so a
- *   secret a handler forgot to drop still never reaches the wire) ─▶ audit record (writes)
+ *   secret a handler forgot to drop still never reaches the wire) ─▶ audit record (writes: every
+ *   method but GET, unless the route is `readOnly`)
  *
  * The audit record of a successful write commits in the same transaction as the change: the
  * handler runs with the record as the companion of its collection writes (store/companion.ts).
@@ -16,10 +17,10 @@
  * When the store is at its size limit (`store.map_size`) or the disk is full, writes answer 503
  * `store_full` (after authentication, scope and validation, which keep their own answers).
  *
- * Distributed mode: a write (any method but GET) runs in a control-plane write scope
- * (store/distributed/replica.ts): its changes and its audit record reach PostgreSQL, and so every
- * host, before the answer; PostgreSQL unreachable is 503 `control_plane_unavailable` with nothing
- * saved. A call with no principal on a closed route is refused (401) without a scope.
+ * Distributed mode: a write (any method but GET, unless `readOnly`) runs in a control-plane write
+ * scope (store/distributed/replica.ts): its changes and its audit record reach PostgreSQL, and so
+ * every host, before the answer; PostgreSQL unreachable is 503 `control_plane_unavailable` with
+ * nothing saved. A call with no principal on a closed route is refused (401) without a scope.
  *
  * Admin routes are closed by default: without the auth plugin there is no principal, and every
  * non-public route answers 401.
@@ -86,6 +87,11 @@ export interface AdminRouteDef<B = Record<string, unknown>, Q = Record<string, u
    * other hosts through the replica's outbox (at-least-once, within ~100 ms) instead.
    */
   writeScope?: boolean;
+  /**
+   * A method other than GET that changes nothing (a dry-run validation): not audited like a read,
+   * run outside any control-plane write scope, and answered even when the store is full.
+   */
+  readOnly?: boolean;
   query?: JsonSchema;
   body?: JsonSchema;
   response: JsonSchema;
@@ -162,7 +168,8 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
       body: def.body,
       response: def.response,
     };
-    const replica = def.method === 'GET' || def.writeScope === false ? undefined : app.store.replica;
+    const reads = def.method === 'GET' || def.readOnly === true;
+    const replica = reads || def.writeScope === false ? undefined : app.store.replica;
     async function run(ctx: GatewayContext, params: Record<string, string>): Promise<Reply> {
       const principal = ctx.get('principal');
       if (!def.public && principal === undefined) throw AdminErrors.unauthenticated();
@@ -170,7 +177,7 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
       const query = parseQuery(ctx.search);
       const body = (ctx.body ?? {}) as Record<string, unknown>;
       let workspace: Workspace | null = null;
-      const audited = def.method !== 'GET' && principal !== undefined;
+      const audited = !reads && principal !== undefined;
       const auditId = uuidv7();
       const audit = (outcome: number): AuditRecord =>
         buildAuditRecord({

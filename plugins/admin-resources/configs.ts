@@ -1,6 +1,11 @@
 /**
  * Saved routing configs, versioned: create, list, get (by slug or id), update (every update is a
- * new version, even a rename), delete (archives), and the version history, newest first.
+ * new version, even a rename), delete (archives), and the version history, newest first; and
+ * `POST /v1/configs/validate`, which runs a save's checks on a config and stores nothing.
+ *
+ * `/v1/configs/validate` cannot be shadowed by a config whose slug is `validate`: exact routes are
+ * matched before routes with parameters (core/routes.ts), and no `POST /v1/configs/:slug` exists;
+ * such a config is still read, updated and deleted at `/v1/configs/validate` with GET, PUT, DELETE.
  *
  * For the router: {@link resolveConfig}`(store, slugOrId, workspaceId)` returns an active config
  * of that workspace with its provider secrets unsealed (frozen; undefined when there is none).
@@ -109,17 +114,34 @@ export interface ConfigRules {
 
 /**
  * A 400 naming the path inside the config (`config.targets[1].weight`), before anything is written:
- * the routing schema and rules, then the upstream guard (custom hosts, provider field grammar),
- * as inline configs get per request, then the guardrail lists (saved ones must exist in the
- * config's workspace).
+ * the first of {@link configProblems}.
  */
 function assertValidConfig(config: Record<string, unknown>, rules: ConfigRules, workspaceId: string): void {
-  const err =
-    validateRoutingConfig(config) ??
-    depthError(config) ??
-    checkConfigUpstreams(config, rules.policy) ??
-    guardrailError(config, rules, workspaceId);
-  if (err !== null) throw err;
+  const first = configProblems(config, rules, workspaceId).next();
+  if (first.done !== true) throw first.value;
+}
+
+/**
+ * The problems of a config, in the order they are checked: the routing schema and rules, then
+ * the nesting bound, then the upstream guard (custom hosts, provider field grammar), as inline
+ * configs get per request, then the guardrail lists (saved ones must exist in the config's
+ * workspace). Each check names its first problem.
+ *
+ * Lazy, so a save stops at the first problem and `POST /v1/configs/validate` lists them all from
+ * the same checks. The guard and the guardrail lists walk the tree as the schema shaped it: they
+ * run only on a config that passed the schema, the rules and the depth bound, and then both run
+ * (a refused custom host and an unknown guardrail are both listed).
+ */
+function* configProblems(config: Record<string, unknown>, rules: ConfigRules, workspaceId: string): Generator<GatewayError> {
+  const shape = validateRoutingConfig(config) ?? depthError(config);
+  if (shape !== null) {
+    yield shape;
+    return;
+  }
+  const upstream = checkConfigUpstreams(config, rules.policy);
+  if (upstream !== null) yield upstream;
+  const guardrails = guardrailError(config, rules, workspaceId);
+  if (guardrails !== null) yield guardrails;
 }
 
 /**
@@ -158,6 +180,21 @@ interface CreateBody {
   is_default?: 0 | 1;
   slug?: string;
 }
+
+interface ValidateBody {
+  config: Record<string, unknown>;
+  workspace_id?: string;
+}
+
+/** One problem of a config, as `POST /v1/configs/validate` lists it. */
+interface ConfigProblem {
+  /** Where, as the 400 of a save names it: `config.targets[1].weight`. */
+  path: string;
+  message: string;
+  code: string;
+}
+
+const problemView = (err: GatewayError): ConfigProblem => ({ path: err.param ?? 'config', message: err.message, code: err.code });
 
 interface UpdateBody {
   name?: string;
@@ -224,6 +261,40 @@ export function configRoutes(rules: ConfigRules): AnyAdminRoute[] {
           store.c.configVersions.insert(versionOf(config, principal.user_id, now));
         });
         return { id: config.id, slug: config.slug, version_id: config.version_id, object: 'config' };
+      },
+    }),
+    defineAdminRoute<ValidateBody>({
+      method: 'POST',
+      path: '/v1/configs/validate',
+      summary:
+        'Check a routing config without saving it, with the checks of a save: `{valid: true}`, or `{valid: false, errors: [{path, message, code}]}` (`path` as a save\'s 400 names it, e.g. `config.targets[1].weight`)',
+      resource,
+      action: 'validate',
+      // The scope of the save it rehearses; nothing is written, so nothing is audited (`readOnly`).
+      scope: 'configs.create',
+      level: 'workspace',
+      readOnly: true,
+      body: {
+        type: 'object',
+        // `workspace_id`: where saved guardrails named by the config are looked up, as for a create.
+        properties: { config: configBody, workspace_id: S.workspaceRef },
+        required: ['config'],
+        additionalProperties: false,
+      },
+      response: S.record(
+        {
+          valid: S.bool,
+          errors: {
+            type: 'array',
+            description: 'Only when `valid` is false: every problem found, in the order a save checks them (its 400 is the first).',
+            items: S.record({ path: S.str, message: S.str, code: S.str }),
+          },
+        },
+        ['valid'],
+      ),
+      handler({ body, workspace }) {
+        const errors = [...configProblems(body.config, rules, workspace!.id)].map(problemView);
+        return errors.length === 0 ? { valid: true } : { valid: false, errors };
       },
     }),
     defineAdminRoute<never, ListQuery>({

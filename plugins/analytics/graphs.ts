@@ -73,6 +73,7 @@ const latencyView = (l: { requests: number; latency: number; hist: Float64Array 
   avg: round3(ratio(l.latency, l.requests)),
   p50: round3(percentile(l.hist, 0.5)),
   p90: round3(percentile(l.hist, 0.9)),
+  p95: round3(percentile(l.hist, 0.95)),
   p99: round3(percentile(l.hist, 0.99)),
 });
 
@@ -126,7 +127,7 @@ export const graphs: readonly Graph[] = [
     fold: sums,
     view: (s) => ({ total: cents(s.cost), avg: cents(ratio(s.cost, s.requests)) }),
   }),
-  simple(buckets, { path: 'latency', summary: 'Latency (ms): mean and percentiles', summaryFields: { avg: num, p50: num, p90: num, p99: num }, fold: latencies, view: latencyView }),
+  simple(buckets, { path: 'latency', summary: 'Latency (ms): mean and percentiles', summaryFields: { avg: num, p50: num, p90: num, p95: num, p99: num }, fold: latencies, view: latencyView }),
   simple(buckets, {
     path: 'tokens',
     summary: 'Tokens (prompt + completion), total and per request',

@@ -1,7 +1,9 @@
 /**
  * The group lists of admin-api.md §16: requests (and cost) per user, per model and per value of
  * one metadata key, over the range, most requests first, in the list envelope. Ours besides:
- * guardrail verdicts per check and phase, most failures first, with the requests denied.
+ * guardrail verdicts per check and phase, most failures first, with the requests denied; and
+ * traffic (requests, errors, cost, tokens, last seen) per provider, per API key and per workspace,
+ * read from the bucket key's own dimensions.
  *
  * Per the reference, `/groups/users` and `/groups/ai-models` give `requests` and `cost` as
  * strings. `/groups/metadata/{key}` gives `avg_weighted_feedback` and `requests_with_feedback`
@@ -27,6 +29,20 @@ export interface GroupList<T> {
 
 const group = (fields: Record<string, S.JsonSchema>): S.JsonSchema => S.listOf(S.record({ ...fields, object: { type: 'string', const: 'analytics-group' } }));
 
+/** A traffic group: its dimension's fields, then the same counts for every dimension. */
+function traffic(dimension: Record<string, S.JsonSchema>): S.JsonSchema {
+  return group({
+    ...dimension,
+    requests: S.int,
+    errors: { ...S.int, description: 'Status >= 400, or a stream that ended in an error.' },
+    cost: { ...S.num, description: 'In cents.' },
+    prompt_tokens: S.int,
+    completion_tokens: S.int,
+    total_tokens: S.int,
+    last_seen: S.str,
+  });
+}
+
 export const groupSchemas = {
   users: group({ user: S.str, requests: S.str, cost: S.str }),
   models: group({ ai_model: S.str, requests: S.str }),
@@ -39,6 +55,9 @@ export const groupSchemas = {
     requests_with_feedback: S.nullable(S.int),
     last_seen: S.str,
   }),
+  providers: traffic({ provider: S.str }),
+  apiKeys: traffic({ api_key_id: S.str, api_key_name: { ...S.strOrNull, description: 'null when the key is gone or not the caller\'s to see.' } }),
+  workspaces: traffic({ workspace_id: S.str, workspace_slug: { ...S.strOrNull, description: 'null when the workspace is gone.' } }),
   guardrails: S.record({
     object: { type: 'string', const: 'list' },
     total: { ...S.int, description: 'Rows: distinct (check, phase) pairs that ran in the range.' },
@@ -130,6 +149,79 @@ export function metadataGroup(scan: Scan, metadataKey: string, p: Page): GroupLi
     p,
   );
 }
+
+/** What a traffic group adds up per row. */
+interface TrafficRow {
+  requests: number;
+  errors: number;
+  cost: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  last_at: number;
+}
+
+export interface TrafficCounts {
+  requests: number;
+  errors: number;
+  cost: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  last_seen: string;
+  object: 'analytics-group';
+}
+
+/** The bucket key's dimensions a traffic group can be by: provider, API key, workspace. */
+const DIMENSION = { provider: 2, apiKey: 6, workspace: 0 } as const;
+
+/**
+ * Requests, errors, cost and tokens per value of one key dimension, most requests first. An empty
+ * value (a request refused before a provider was chosen, a JWT caller with no key, a request
+ * with no workspace) has no row, as a model-less request has none in `/groups/ai-models`.
+ * `view` names the row: it runs for the rows of the page only (a store read is fine there).
+ */
+function trafficGroup<V>(scan: Scan, dimension: keyof typeof DIMENSION, view: (value: string) => V, p: Page): GroupList<V & TrafficCounts> {
+  const at = DIMENSION[dimension];
+  const rows = new Map<string, TrafficRow>();
+  scan((bucket, key) => {
+    const value = key[at];
+    if (value === '') return;
+    let row = rows.get(value);
+    if (row === undefined) rows.set(value, (row = { requests: 0, errors: 0, cost: 0, prompt_tokens: 0, completion_tokens: 0, last_at: 0 }));
+    row.requests += bucket.requests;
+    row.errors += bucket.errors;
+    row.cost += bucket.cost;
+    row.prompt_tokens += bucket.prompt_tokens;
+    row.completion_tokens += bucket.completion_tokens;
+    if (bucket.last_at > row.last_at) row.last_at = bucket.last_at;
+  });
+  return page(
+    rows,
+    (r) => r.requests,
+    (value, r) => ({
+      ...view(value),
+      requests: r.requests,
+      errors: r.errors,
+      cost: cents(r.cost),
+      prompt_tokens: r.prompt_tokens,
+      completion_tokens: r.completion_tokens,
+      total_tokens: r.prompt_tokens + r.completion_tokens,
+      last_seen: new Date(r.last_at).toISOString(),
+      object: 'analytics-group' as const,
+    }),
+    p,
+  );
+}
+
+export const providersGroup = (scan: Scan, p: Page): GroupList<{ provider: string } & TrafficCounts> =>
+  trafficGroup(scan, 'provider', (provider) => ({ provider }), p);
+
+/** `nameOf`: the key's name, or null when the caller may not see it (or it is gone). */
+export const apiKeysGroup = (scan: Scan, nameOf: (id: string) => string | null, p: Page): GroupList<{ api_key_id: string; api_key_name: string | null } & TrafficCounts> =>
+  trafficGroup(scan, 'apiKey', (id) => ({ api_key_id: id, api_key_name: nameOf(id) }), p);
+
+export const workspacesGroup = (scan: Scan, slugOf: (id: string) => string | null, p: Page): GroupList<{ workspace_id: string; workspace_slug: string | null } & TrafficCounts> =>
+  trafficGroup(scan, 'workspace', (id) => ({ workspace_id: id, workspace_slug: slugOf(id) }), p);
 
 interface GuardrailRow {
   check: string;

@@ -1,14 +1,15 @@
 /**
  * The analytics API (admin-api.md §16, our conventions): twelve graphs, the cache summary and
- * four group lists (the reference's three, and guardrail verdicts by check), all `GET`, scope `analytics.view`, level workspace (a workspace key reads its
- * own workspace; an organisation key every workspace, or the one it names).
+ * seven group lists (the reference's three; guardrail verdicts by check; traffic per provider,
+ * per API key and per workspace), all `GET`, scope `analytics.view`, level workspace (a workspace
+ * key reads its own workspace; an organisation key every workspace, or the one it names).
  *
  * Every route reads rollup buckets (see query.ts), never request logs.
  */
 import { defineAdminRoute, S, type AdminInput, type AnyAdminRoute } from '../../core/index.js';
 import { cacheSummary, graphs, timestamp, type Graph } from './graphs.js';
 import { sums } from './folds.js';
-import { groupSchemas, guardrailsGroup, metadataGroup, modelsGroup, usersGroup, type Page } from './groups.js';
+import { apiKeysGroup, groupSchemas, guardrailsGroup, metadataGroup, modelsGroup, providersGroup, usersGroup, workspacesGroup, type Page } from './groups.js';
 import { commonParams, hasDimensionFilters, queryOf, REQUIRED_PARAMS, type CommonParams } from './params.js';
 import type { Query } from './query.js';
 import type { AnalyticsStore } from './store.js';
@@ -108,6 +109,42 @@ export function analyticsRoutes(deps: RouteDeps): AnyAdminRoute[] {
       query: query(paged),
       response: groupSchemas.metadata,
       handler: async (input) => metadataGroup(await store.buckets(queryFor(input)), input.params.key!, page(input.query)),
+    }),
+    defineAdminRoute<never, Params>({
+      ...base,
+      path: '/v1/analytics/groups/providers',
+      summary: 'Requests, errors, cost (cents) and tokens per provider, most requests first',
+      query: query(paged),
+      response: groupSchemas.providers,
+      handler: async (input) => providersGroup(await store.buckets(queryFor(input)), page(input.query)),
+    }),
+    defineAdminRoute<never, Params>({
+      ...base,
+      path: '/v1/analytics/groups/api-keys',
+      summary: 'Requests, errors, cost (cents) and tokens per API key, most requests first (`api_key_name` for keys the caller may see)',
+      query: query(paged),
+      response: groupSchemas.apiKeys,
+      handler: async (input) => {
+        const { principal, store: records } = input;
+        // A workspace key reads its workspace's traffic, which an organisation key may have made
+        // too: it sees that key's id (as `/groups/users` does), not its name.
+        const nameOf = (id: string): string | null => {
+          const key = records.c.apiKeys.get(id);
+          return key === undefined || (principal.workspace_id !== null && key.workspace_id !== principal.workspace_id) ? null : key.name;
+        };
+        return apiKeysGroup(await store.buckets(queryFor(input)), nameOf, page(input.query));
+      },
+    }),
+    defineAdminRoute<never, Params>({
+      ...base,
+      path: '/v1/analytics/groups/workspaces',
+      summary: 'Requests, errors, cost (cents) and tokens per workspace, most requests first (a workspace key: its own only)',
+      query: query(paged),
+      response: groupSchemas.workspaces,
+      handler: async (input) => {
+        const slugOf = (id: string): string | null => input.store.c.workspaces.get(id)?.slug ?? null;
+        return workspacesGroup(await store.buckets(queryFor(input)), slugOf, page(input.query));
+      },
     }),
     defineAdminRoute<never, Params>({
       ...base,

@@ -7,12 +7,15 @@
  * (core/admin/route.ts). Distributed mode: an unknown key may have just been created through
  * another host, so a miss waits for one coalesced catch-up of the replica and looks again
  * (a hit costs nothing more). Public routes (`/health`, model pricing, the OpenAPI document) need no key.
+ *
+ * `GET /v1/principal` (principal-route.ts) tells any authenticated caller who it is.
  */
-import { definePlugin, headerString, type GatewayContext, type Principal } from '../../core/index.js';
+import { adminRoutes, definePlugin, headerString, type GatewayContext, type Principal } from '../../core/index.js';
 import { authOptionsSchema, type AuthOptions } from './schema.js';
 import { createKeyResolver } from './resolve.js';
 import { createJwtVerifier, looksLikeJwt } from './jwt.js';
 import { AuthErrors } from './errors.js';
+import { principalRoute } from './principal-route.js';
 
 function isPublic(ctx: GatewayContext): boolean {
   const route = ctx.route;
@@ -37,6 +40,7 @@ export default definePlugin<AuthOptions>({
     }
 
     return {
+      routes: adminRoutes(app, [principalRoute]),
       // Synchronous for a known API key (the hot path): a promise makes every later hook of the
       // request wait a microtask turn. Only a JWT or a key unknown to this host's replica waits.
       onRequest(ctx): void | Promise<void> {

@@ -2,10 +2,14 @@
  * What a log export selects and what each line holds (admin-api.md §18, ExportFilters and
  * `requested_data`). Filters become a time window (a key range) and a predicate; the requested
  * fields become a projection that keeps the caller's field order.
+ *
+ * Ours besides the reference's: `provider`, `api_key_id` and `route` (comma lists, as GET
+ * /v1/logs filters them), so an export can hold exactly what a filtered log list shows. A
+ * `configs` item matches as the log list's `config` does (a bare slug or id matches `config:<it>`).
  */
 import { AdminErrors, S } from '../../core/index.js';
 import type { StoredLog } from './log-db.js';
-import { metadataMatches, metadataPairs } from './log-filters.js';
+import { configSources, csvSet, metadataMatches, metadataPairs } from './log-filters.js';
 import { INDEXED } from './log-index.js';
 import type { Term } from './log-query.js';
 
@@ -31,6 +35,9 @@ export interface ExportFilters {
   configs?: string;
   workspace_slug?: string;
   prompt_slug?: string;
+  provider?: string;
+  api_key_id?: string;
+  route?: string;
   page_size?: number;
   current_page?: number;
 }
@@ -67,6 +74,9 @@ export const exportFiltersSchema: S.JsonSchema = {
     configs: list,
     workspace_slug: S.workspaceRef,
     prompt_slug: list,
+    provider: { ...list, description: 'Comma list of providers (ours, as GET /v1/logs `provider`).' },
+    api_key_id: { ...list, description: 'Comma list of API key ids (ours, as GET /v1/logs `api_key_id`).' },
+    route: { ...list, description: 'Comma list of routes, e.g. `chat.completions,embeddings` (ours, as GET /v1/logs `route`).' },
     page_size: { type: 'integer', minimum: 1, maximum: EXPORT_PAGE_MAX },
     current_page: { type: 'integer', minimum: 0 },
   },
@@ -134,8 +144,7 @@ export interface ExportSelection {
   match(record: StoredLog, feedback: ReadonlyMap<string, number> | undefined): boolean;
 }
 
-const csv = (s: string | undefined): Set<string> | undefined =>
-  s === undefined ? undefined : new Set(s.split(',').map((v) => v.trim()).filter((v) => v.length > 0));
+const csv = csvSet;
 
 const within = (v: number, min: number | undefined, max: number | undefined): boolean => (min === undefined || v >= min) && (max === undefined || v <= max);
 
@@ -157,7 +166,11 @@ export function exportSelection(f: ExportFilters, workspaceId: string | null, re
   const orgModels = csv(f.ai_org_model);
   const virtualKeys = csv(f.virtual_keys);
   const traces = csv(f.trace_id);
-  const configs = csv(f.configs);
+  const configList = csv(f.configs);
+  const configs = configList === undefined ? undefined : new Set([...configList].flatMap(configSources));
+  const providers = csv(f.provider);
+  const apiKeys = csv(f.api_key_id);
+  const routes = csv(f.route);
   // An unknown slug selects nothing rather than everything.
   const slugWorkspace = f.workspace_slug === undefined ? undefined : (resolveWorkspace(f.workspace_slug) ?? '\u0000none');
   const needsFeedback = f.weighted_feedback_min !== undefined || f.weighted_feedback_max !== undefined;
@@ -169,6 +182,8 @@ export function exportSelection(f: ExportFilters, workspaceId: string | null, re
   if (statuses !== undefined) terms.push({ field: INDEXED.status, values: [...statuses] });
   if (models !== undefined) terms.push({ field: INDEXED.model, values: [...models] });
   if (traces !== undefined) terms.push({ field: INDEXED.trace_id, values: [...traces] });
+  if (providers !== undefined) terms.push({ field: INDEXED.provider, values: [...providers] });
+  if (apiKeys !== undefined) terms.push({ field: INDEXED.api_key_id, values: [...apiKeys] });
   return {
     fromMs,
     toMs,
@@ -192,6 +207,9 @@ export function exportSelection(f: ExportFilters, workspaceId: string | null, re
       if (virtualKeys !== undefined && (r.virtual_key === null || !virtualKeys.has(r.virtual_key))) return false;
       if (traces !== undefined && !traces.has(r.trace_id)) return false;
       if (configs !== undefined && (r.config === null || !configs.has(r.config))) return false;
+      if (providers !== undefined && (r.provider === null || !providers.has(r.provider))) return false;
+      if (apiKeys !== undefined && (r.api_key_id === null || !apiKeys.has(r.api_key_id))) return false;
+      if (routes !== undefined && !routes.has(r.route)) return false;
       // The gateway has no prompt templates: a prompt_slug filter matches no record.
       if (f.prompt_slug !== undefined) return false;
       if (needsFeedback) {

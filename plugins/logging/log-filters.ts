@@ -2,6 +2,10 @@
  * The filters of GET /v1/logs: a query string → a time window (a key range, see scan.ts), the
  * index terms a walk may use (log-query.ts) and a predicate on the rest. Exact matches on the
  * record's fields; `status` is a comma list; `metadata` a JSON object whose every pair must match.
+ *
+ * `virtual_key`, `config` and `route` have no index (a walk reads records for them): they narrow
+ * what the indexed terms or the time order find. Records written before an index on them would
+ * have no entries, so a predicate is the only answer that never hides an older record.
  */
 import { AdminErrors, S, type Records } from '../../core/index.js';
 import type { StoredLog } from './log-db.js';
@@ -18,12 +22,16 @@ export interface LogListQuery {
   workspace_id?: string;
   api_key_id?: string;
   metadata?: string;
+  virtual_key?: string;
+  config?: string;
+  route?: string;
   cursor?: string;
   current_page: number;
   page_size: number;
 }
 
 const str255 = { type: 'string', minLength: 1, maxLength: 255 };
+const ROUTE_LIST = '^\\s*[a-z_.]+\\s*(,\\s*[a-z_.]+\\s*)*$';
 
 export const logListQuerySchema: S.JsonSchema = {
   properties: {
@@ -36,6 +44,21 @@ export const logListQuerySchema: S.JsonSchema = {
     workspace_id: S.workspaceRef,
     api_key_id: str255,
     metadata: { type: 'string', maxLength: 4096, description: 'A JSON object, e.g. `{"env":"prod"}`: every pair must match.' },
+    virtual_key: { ...str255, description: 'The virtual key slug the request named in `x-gateway-virtual-key` (the record\'s `virtual_key`).' },
+    config: {
+      ...str255,
+      description:
+        'The config the request was routed by (the record\'s `config`): a saved config\'s id or slug as the request or its key named it ' +
+        '(`pc-prod-1a2b3c` matches `config:pc-prod-1a2b3c`), or a source as recorded: `config:<slug>`, `virtual-key:<slug>`, `x-gateway-config` (an inline JSON config).',
+    },
+    route: {
+      type: 'string',
+      pattern: ROUTE_LIST,
+      maxLength: 1024,
+      description:
+        'Comma list of routes (the record\'s `route`): `chat.completions`, `completions`, `embeddings`, `moderations`, `responses`, `messages`, ' +
+        '`messages.count_tokens` (model calls), `passthrough`, `plugin` (admin API and other plugin routes), `not_found`, `method_not_allowed`, `health`.',
+    },
     cursor: { type: 'string', pattern: '^[0-9a-f-]{1,36}$', description: 'The `next_cursor` of the previous page: the page after it (opaque).' },
     ...S.pagination,
   },
@@ -48,8 +71,13 @@ export interface LogFilter {
   terms: Term[];
   /** The workspace the caller is held to, if any. */
   workspaceId: string | undefined;
-  /** Every condition besides time is an index term (no metadata): the index alone can count. */
+  /** Every condition besides time is an index term (no metadata, virtual key, config or route): the index alone can count. */
   covered: boolean;
+  /** The unindexed equality filters (PostgreSQL puts them in its WHERE; `match` checks them too). */
+  virtualKey: string | undefined;
+  /** The record `config` values that match (see {@link configSources}). */
+  configs: string[] | undefined;
+  routes: string[] | undefined;
   match(record: StoredLog): boolean;
 }
 
@@ -74,6 +102,20 @@ export function metadataPairs(raw: unknown, param: string): Array<[string, strin
   });
 }
 
+/** A comma list's items, trimmed, empty ones dropped; undefined for no list (or an empty one). */
+export function csvSet(s: string | undefined): Set<string> | undefined {
+  if (s === undefined) return undefined;
+  const items = s.split(',').map((v) => v.trim()).filter((v) => v.length > 0);
+  return items.length === 0 ? undefined : new Set(items);
+}
+
+/**
+ * The record `config` values a config filter value stands for: itself (a source as recorded,
+ * `config:<slug>`, `virtual-key:<slug>`, `x-gateway-config`) and, for a bare saved config id or
+ * slug, the `config:<id or slug>` the router records for it.
+ */
+export const configSources = (value: string): string[] => (value.includes(':') || value === 'x-gateway-config' ? [value] : [value, `config:${value}`]);
+
 /** Metadata values are stored as strings (the core stringifies numbers and booleans too). */
 export const metadataMatches = (record: { metadata: Record<string, string> }, pairs: ReadonlyArray<[string, string]>): boolean =>
   pairs.every(([k, v]) => record.metadata[k] === v);
@@ -90,6 +132,8 @@ export function logFilter(query: LogListQuery, workspace: Records.Workspace | nu
   const statuses = query.status === undefined ? undefined : new Set(query.status.split(',').map((s) => Number(s.trim())));
   const pairs = query.metadata === undefined ? [] : metadataPairs(query.metadata, 'metadata');
   const workspaceId = workspace?.id;
+  const configs = query.config === undefined ? undefined : new Set(configSources(query.config));
+  const routes = csvSet(query.route);
   const terms: Term[] = [];
   if (workspaceId !== undefined) terms.push({ field: INDEXED.workspace, values: [workspaceId] });
   if (statuses !== undefined) terms.push({ field: INDEXED.status, values: [...statuses].map(String) });
@@ -102,7 +146,10 @@ export function logFilter(query: LogListQuery, workspace: Records.Workspace | nu
     toMs,
     terms,
     workspaceId,
-    covered: pairs.length === 0,
+    covered: pairs.length === 0 && query.virtual_key === undefined && configs === undefined && routes === undefined,
+    virtualKey: query.virtual_key,
+    configs: configs === undefined ? undefined : [...configs],
+    routes: routes === undefined ? undefined : [...routes],
     match: (r) =>
       (workspaceId === undefined || r.workspace_id === workspaceId) &&
       (from === undefined || r.created_at >= from) &&
@@ -112,6 +159,9 @@ export function logFilter(query: LogListQuery, workspace: Records.Workspace | nu
       (query.provider === undefined || r.provider === query.provider) &&
       (query.trace_id === undefined || r.trace_id === query.trace_id) &&
       (query.api_key_id === undefined || r.api_key_id === query.api_key_id) &&
+      (query.virtual_key === undefined || r.virtual_key === query.virtual_key) &&
+      (configs === undefined || (r.config !== null && configs.has(r.config))) &&
+      (routes === undefined || routes.has(r.route)) &&
       metadataMatches(r, pairs),
   };
 }

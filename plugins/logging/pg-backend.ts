@@ -95,6 +95,10 @@ export function pgLogStore(pool: pg.Pool, partitions: PartitionCache): LogStore 
       if (filter.fromMs !== undefined) w.add((p) => `created_at >= ${p}`, new Date(filter.fromMs).toISOString());
       if (filter.toMs !== undefined) w.add((p) => `created_at <= ${p}`, new Date(filter.toMs).toISOString());
       if (pairs.length > 0) w.add((p) => `metadata @> ${p}::jsonb`, JSON.stringify(Object.fromEntries(pairs)));
+      // No columns of their own: read from the record, within what the indexed columns select.
+      if (filter.virtualKey !== undefined) w.add((p) => `record->>'virtual_key' = ${p}`, filter.virtualKey);
+      if (filter.configs !== undefined) w.add((p) => `record->>'config' = ANY(${p}::text[])`, filter.configs);
+      if (filter.routes !== undefined) w.add((p) => `record->>'route' = ANY(${p}::text[])`, filter.routes);
       if (query.cursor !== undefined) w.add((p) => `id < ${p}`, query.cursor);
       const offset = query.current_page * query.page_size;
       const pageEnd = offset + query.page_size;
