@@ -9,6 +9,7 @@ COPY plugins ./plugins
 COPY bench ./bench
 COPY test ./test
 COPY config ./config
+COPY console ./console
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

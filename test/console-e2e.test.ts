@@ -41,6 +41,7 @@ t.test('the operator loop: workspace, key, traffic, logs, overview, config, rate
   const mock = await startMock(t);
   const gw = await startGateway(t, { yaml: DEFAULT_YAML, env: { GATEWAY_ADMIN_KEY: ADMIN_KEY } });
   const browser = await launchBrowser(t);
+  if (browser === null) return;
   const page = await browser.page();
 
   // 1. Sign in.
@@ -79,6 +80,7 @@ t.test('the operator loop: workspace, key, traffic, logs, overview, config, rate
   t.equal(stored.workspace_id, workspace!.id, 'in the workspace');
   t.same([...stored.scopes].sort(), ['completions.write', 'logs.list'], 'with the scopes ticked');
   await page.getByRole('cell', { name: 'search-app' }).waitFor();
+  await browser.screenshot(page, 'api-keys');
   t.notMatch(await page.locator('table').innerText(), secret, 'the list shows the key masked');
 
   // 3. Traffic through the gateway with the new key.

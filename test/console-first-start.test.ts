@@ -33,6 +33,8 @@ t.test('first start: the printed admin key signs in to the console and the start
   t.match(out, new RegExp(`console at ${cli.url.replace(/[.]/g, '\\.')}/console/`), 'and so does the listening line');
 
   const browser = await launchBrowser(t);
+
+  if (browser === null) return;
   const page = await browser.page();
   await page.goto(cli.url); // `/` redirects to the console
   t.match(page.url(), /\/console\/$/);
@@ -100,6 +102,8 @@ t.test('a JWT signs in, and the navigation shows only what its scopes allow', as
     .sign(privateKey);
 
   const browser = await launchBrowser(t);
+
+  if (browser === null) return;
   const page = await browser.page();
   await signIn(page, gw.url, token);
   const links = await navLinks(page);

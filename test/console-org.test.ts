@@ -47,6 +47,7 @@ t.test('organisation pages: workspaces, users, virtual keys, integrations, provi
   const mock = await startMock(t);
   const gw = await startGateway(t, { yaml: defaultYaml(), env: { GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: '0' } });
   const browser = await launchBrowser(t);
+  if (browser === null) return;
   const page = await browser.page();
   await signIn(page, gw.url, ADMIN_KEY);
 
@@ -262,6 +263,7 @@ t.test('a workspace key with few scopes sees only its pages, and they work', asy
   await call(gw, 'POST', '/v1/virtual-keys', { name: 'Team OpenAI', slug: 'team-openai', provider: 'openai', key: VK_SECRET, workspace_id: 'team' });
   const key = insertKey(gw.store, { workspace_id: made.body.id as string, scopes: ['workspaces.list', 'workspaces.read', 'virtual_keys.list', 'virtual_keys.read', 'providers.list'], name: 'reader' });
   const browser = await launchBrowser(t);
+  if (browser === null) return;
   const page = await browser.page();
   await signIn(page, gw.url, key);
   const links = await navLinks(page);

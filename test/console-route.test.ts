@@ -41,6 +41,8 @@ t.test('configs, guardrails and policies through the console', async (t) => {
   };
 
   const browser = await launchBrowser(t);
+
+  if (browser === null) return;
   const page = await browser.page({ width: 1280, height: 800 });
   await signIn(page, gw.url, ADMIN_KEY);
 

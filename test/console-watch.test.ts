@@ -91,6 +91,7 @@ t.test('Overview and Logs: charts from real traffic, filters, a record, follow l
   const gw = await startGateway(t, { yaml: watchYaml(), env: { GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: '0' } });
   await traffic(t, gw, mock);
   const browser = await launchBrowser(t);
+  if (browser === null) return;
   const page = await browser.page();
   await signIn(page, gw.url, ADMIN_KEY);
 

@@ -63,6 +63,24 @@ export function useAction<A extends unknown[], R>(action: (...args: A) => Promis
   return { run, busy, error, clear: () => setError(undefined) };
 }
 
+/**
+ * What a list page's dialog is open on: a record, `'new'` while one is created, `null` when
+ * closed. `done()` closes it after a save and runs `then` (the list's reload).
+ */
+export function useEditing<T>(then: () => void): { current: T | 'new' | null; open: (what: T | 'new') => void; close: () => void; done: () => void } {
+  const [current, setCurrent] = useState<T | 'new' | null>(null);
+  const close = (): void => setCurrent(null);
+  return {
+    current,
+    open: setCurrent,
+    close,
+    done: () => {
+      close();
+      then();
+    },
+  };
+}
+
 // ── frame ────────────────────────────────────────────────────────────────────────────────────
 
 export function Page(props: { title: string; description?: ComponentChildren; actions?: ComponentChildren; children: ComponentChildren }): JSX.Element {

@@ -32,7 +32,8 @@ export async function startCli(t: Teardown, args: string[], env: NodeJS.ProcessE
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`CLI did not start: ${out}${err}`)), 10_000);
+    // Generous: three hosts starting at once on a loaded 2-core machine take seconds each.
+    const timer = setTimeout(() => reject(new Error(`CLI did not start: ${out}${err}`)), 30_000);
     const check = (): void => {
       const m = /gateway listening on (\S+)/.exec(out);
       if (m) {

@@ -6,7 +6,7 @@
  */
 import type { JSX } from 'preact';
 import { Field } from '../ui';
-import type { Problem } from './configs-json';
+import type { Problem } from './versioned-json';
 
 /** What the editor shows in place of a header value. */
 export const SECRET = '[secret]';

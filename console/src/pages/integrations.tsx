@@ -6,7 +6,7 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type ListPage } from '../api';
-import { Badge, Button, Dialog, Empty, ErrorNote, Loaded, Page, Pager, SelectField, Table, TextField, fmtTime, useAction, useLoad, useSession } from '../ui';
+import { Badge, Button, Dialog, Empty, ErrorNote, Loaded, Page, Pager, SelectField, Table, TextField, fmtTime, useAction, useEditing, useLoad, useSession } from '../ui';
 import type { Session } from '../session';
 import { useWorkspaces } from './api-keys';
 import { ProviderFields, ProviderSelect, SecretField, fieldsBody, initialFields, providerLabel, type FieldValues } from './provider-fields';
@@ -43,8 +43,8 @@ export function Integrations(): JSX.Element {
   const [type, setType] = useState('all');
   const [status, setStatus] = useState('active');
   const [page, setPage] = useState(0);
-  const [editing, setEditing] = useState<Integration | 'new' | null>(null);
   const list = useLoad((signal) => api.get<ListPage<Integration>>('/v1/integrations', { type, status, current_page: page, page_size: PAGE_SIZE }, signal), [type, status, page]);
+  const dialog = useEditing<Integration>(list.reload);
   const canCreate = may(session, null, 'create') || may(session, session.principal.workspace_id ?? '', 'create');
   const wsName = (id: string | null): string => (id === null ? 'organisation-wide' : workspaces.list.find((w) => w.id === id)?.slug ?? id);
   const levels: Array<[string, string]> = [['all', 'All'], ...(session.can('organisation_integrations.list') ? [['organisation', 'Organisation-wide'] as [string, string]] : []), ...(session.can('workspace_integrations.list') ? [['workspace', 'Workspace'] as [string, string]] : [])];
@@ -53,7 +53,7 @@ export function Integrations(): JSX.Element {
     <Page
       title="Integrations"
       description="Provider credentials, kept sealed. Workspaces turn an integration into a provider (next page) that requests name as @slug/model."
-      actions={canCreate && <Button kind="primary" onClick={() => setEditing('new')}>Create integration</Button>}
+      actions={canCreate && <Button kind="primary" onClick={() => dialog.open('new')}>Create integration</Button>}
     >
       <div class="filters">
         <SelectField label="Level" value={type} onChange={(v) => { setType(v); setPage(0); }} options={levels} />
@@ -68,7 +68,7 @@ export function Integrations(): JSX.Element {
               rowKey={(i) => i.id}
               empty={<Empty title="No integrations here.">{canCreate ? 'Create one with “Create integration”: the provider, its API key and settings. Then add a provider for a workspace.' : 'An administrator creates integrations; this key may not.'}</Empty>}
               columns={[
-                { label: 'Name', render: (i) => <Button class="link" onClick={() => setEditing(i)}>{i.name}</Button> },
+                { label: 'Name', render: (i) => <Button class="link" onClick={() => dialog.open(i)}>{i.name}</Button> },
                 { label: 'Slug', render: (i) => <code>{i.slug}</code> },
                 { label: 'Provider', render: (i) => providerLabel(i.ai_provider_id) },
                 { label: 'Level', render: (i) => wsName(i.workspace_id) },
@@ -80,26 +80,8 @@ export function Integrations(): JSX.Element {
           </>
         )}
       </Loaded>
-      {editing === 'new' && (
-        <IntegrationDialog
-          current={null}
-          onClose={() => setEditing(null)}
-          onSaved={() => {
-            setEditing(null);
-            list.reload();
-          }}
-        />
-      )}
-      {editing !== null && editing !== 'new' && (
-        <LoadedIntegration
-          slug={editing.slug}
-          onClose={() => setEditing(null)}
-          onSaved={() => {
-            setEditing(null);
-            list.reload();
-          }}
-        />
-      )}
+      {dialog.current === 'new' && <IntegrationDialog current={null} onClose={dialog.close} onSaved={dialog.done} />}
+      {dialog.current !== null && dialog.current !== 'new' && <LoadedIntegration slug={dialog.current.slug} onClose={dialog.close} onSaved={dialog.done} />}
     </Page>
   );
 }

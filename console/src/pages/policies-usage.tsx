@@ -9,26 +9,18 @@ import { useState } from 'preact/hooks';
 import { api, type ListPage } from '../api';
 import { Badge, Button, Dialog, Empty, ErrorNote, Loaded, Pager, SelectField, Table, TextField, UsageBar, fmtNumber, fmtTime, useAction, useLoad, useSession } from '../ui';
 import type { Workspace } from './api-keys';
-import { Conditions, ConditionsEditor, GroupByEditor, GroupKeys, pairsReady, trimmed, type Condition, type GroupBy } from './policies-form';
+import { Conditions, GroupKeys, PolicyActions, PolicyForm, PolicyList, policyName, usePolicies, usePolicyScope, type PolicyBase } from './policies-form';
 
 type BudgetType = 'cost' | 'tokens';
 type Periodic = 'monthly' | 'weekly' | null;
 
-export interface UsageLimitPolicy {
-  id: string;
-  name: string | null;
-  conditions: Condition[];
-  group_by: GroupBy[];
+export interface UsageLimitPolicy extends PolicyBase {
   type: BudgetType;
   credit_limit: number;
   alert_threshold: number | null;
   periodic_reset: Periodic;
   next_usage_reset_at: string | null;
   last_reset_at: string | null;
-  status: string;
-  workspace_id: string;
-  created_at: string;
-  last_updated_at: string;
 }
 
 interface Entity {
@@ -38,112 +30,53 @@ interface Entity {
   status: 'active' | 'exhausted';
 }
 
-const PAGE_SIZE = 25;
 const ENTITY_PAGE_SIZE = 20;
 
 const unitOf = (t: BudgetType): string => (t === 'cost' ? 'USD' : 'tokens');
 /** Dollars to the hundredth of a cent: a budget is spent a fraction of a cent at a time. */
 const fmtUsd = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 4 });
 const periodicLabel = (p: Periodic): string => (p === null ? 'never (cumulative)' : p);
-const policyName = (p: UsageLimitPolicy): string => p.name ?? p.id;
 
 export function UsageLimits(props: { workspace: string; workspaces: Workspace[] }): JSX.Element {
   const session = useSession();
-  const [page, setPage] = useState(0);
-  const [creating, setCreating] = useState(false);
-  const [editing, setEditing] = useState<UsageLimitPolicy | null>(null);
   const [usageOf, setUsageOf] = useState<UsageLimitPolicy | null>(null);
-  const list = useLoad(
-    (signal) => api.get<ListPage<UsageLimitPolicy>>('/v1/policies/usage-limits', { workspace_id: props.workspace || undefined, current_page: page, page_size: PAGE_SIZE }, signal),
-    [props.workspace, page],
-  );
-  const remove = useAction(async (p: UsageLimitPolicy) => {
-    if (!confirm(`Delete the usage limit “${policyName(p)}”? Requests no longer spend against it; its usage is kept.`)) return;
-    await api.del(`/v1/policies/usage-limits/${p.id}`);
-    list.reload();
-  });
+  const policies = usePolicies<UsageLimitPolicy>('usage-limits', props.workspace, (p) => `Delete the usage limit “${policyName(p)}”? Requests no longer spend against it; its usage is kept.`);
   const wsName = (id: string): string => props.workspaces.find((w) => w.id === id)?.slug ?? id;
   return (
     <>
-      <div class="row policy-head">
-        <p class="muted">
-          A usage limit is a budget in USD or tokens for each value of its “group by” keys (each API key, each user…). A spent budget refuses
-          requests until it is reset, by hand here or each week or month.
-        </p>
-        {session.can('policies.create') && (
-          <Button kind="primary" onClick={() => setCreating(true)}>
-            New usage limit
-          </Button>
-        )}
-      </div>
-      <ErrorNote error={remove.error} />
-      <Loaded state={list}>
-        {(found) => (
+      <PolicyList
+        policies={policies}
+        what="usage limit"
+        about={
           <>
-            <Table
-              caption="Usage-limit policies"
-              rows={found.data}
-              rowKey={(p) => p.id}
-              empty={<Empty title="No usage limits.">{session.can('policies.create') ? 'Add one with “New usage limit”.' : 'This key may not create policies.'}</Empty>}
-              columns={[
-                { label: 'Name', render: (p) => p.name ?? <span class="muted">unnamed</span> },
-                { label: 'Budget', render: (p) => `${fmtNumber(p.credit_limit)} ${unitOf(p.type)}` },
-                { label: 'Alert at', render: (p) => (p.alert_threshold === null ? '—' : `${fmtNumber(p.alert_threshold)} ${unitOf(p.type)}`) },
-                { label: 'Resets', render: (p) => (p.next_usage_reset_at === null ? periodicLabel(p.periodic_reset) : `${p.periodic_reset} · next ${fmtTime(p.next_usage_reset_at)}`) },
-                { label: 'Applies to', render: (p) => <Conditions value={p.conditions} /> },
-                { label: 'Counted per', render: (p) => <GroupKeys value={p.group_by} /> },
-                { label: 'Workspace', render: (p) => wsName(p.workspace_id) },
-                {
-                  label: 'Actions',
-                  render: (p) => (
-                    <div class="row">
-                      {session.can('policies.read') && (
-                        <Button aria-label={`Usage of ${policyName(p)}`} onClick={() => setUsageOf(p)}>
-                          Usage
-                        </Button>
-                      )}
-                      {session.can('policies.update') && (
-                        <Button aria-label={`Edit ${policyName(p)}`} onClick={() => setEditing(p)}>
-                          Edit
-                        </Button>
-                      )}
-                      {session.can('policies.delete') && (
-                        <Button kind="danger" aria-label={`Delete ${policyName(p)}`} busy={remove.busy} onClick={() => void remove.run(p)}>
-                          Delete
-                        </Button>
-                      )}
-                    </div>
-                  ),
-                },
-              ]}
-            />
-            <Pager page={page} pageSize={PAGE_SIZE} total={found.total} onPage={setPage} />
+            A usage limit is a budget in USD or tokens for each value of its “group by” keys (each API key, each user…). A spent budget refuses
+            requests until it is reset, by hand here or each week or month.
           </>
-        )}
-      </Loaded>
-      {creating && (
-        <UsageLimitForm
-          chosen={props.workspace}
-          workspaces={props.workspaces}
-          onClose={() => setCreating(false)}
-          onDone={() => {
-            setCreating(false);
-            list.reload();
-          }}
-        />
-      )}
-      {editing !== null && (
-        <UsageLimitForm
-          chosen={props.workspace}
-          policy={editing}
-          workspaces={props.workspaces}
-          onClose={() => setEditing(null)}
-          onDone={() => {
-            setEditing(null);
-            list.reload();
-          }}
-        />
-      )}
+        }
+        caption="Usage-limit policies"
+        columns={[
+          { label: 'Name', render: (p) => p.name ?? <span class="muted">unnamed</span> },
+          { label: 'Budget', render: (p) => `${fmtNumber(p.credit_limit)} ${unitOf(p.type)}` },
+          { label: 'Alert at', render: (p) => (p.alert_threshold === null ? '—' : `${fmtNumber(p.alert_threshold)} ${unitOf(p.type)}`) },
+          { label: 'Resets', render: (p) => (p.next_usage_reset_at === null ? periodicLabel(p.periodic_reset) : `${p.periodic_reset} · next ${fmtTime(p.next_usage_reset_at)}`) },
+          { label: 'Applies to', render: (p) => <Conditions value={p.conditions} /> },
+          { label: 'Counted per', render: (p) => <GroupKeys value={p.group_by} /> },
+          { label: 'Workspace', render: (p) => wsName(p.workspace_id) },
+          {
+            label: 'Actions',
+            render: (p) => (
+              <PolicyActions policy={p} policies={policies}>
+                {session.can('policies.read') && (
+                  <Button aria-label={`Usage of ${policyName(p)}`} onClick={() => setUsageOf(p)}>
+                    Usage
+                  </Button>
+                )}
+              </PolicyActions>
+            ),
+          },
+        ]}
+        form={(policy) => <UsageLimitForm chosen={props.workspace} policy={policy} workspaces={props.workspaces} onClose={policies.dialog.close} onDone={policies.dialog.done} />}
+      />
       {usageOf !== null && <EntityUsage policy={usageOf} onClose={() => setUsageOf(null)} />}
     </>
   );
@@ -229,13 +162,8 @@ function EntityUsage({ policy, onClose }: { policy: UsageLimitPolicy; onClose: (
 
 /** Create (every field) or edit (name, budget, alert threshold, periodic reset). */
 function UsageLimitForm(props: { chosen: string; policy?: UsageLimitPolicy; workspaces: Workspace[]; onClose: () => void; onDone: () => void }): JSX.Element {
-  const session = useSession();
   const p = props.policy;
-  const [name, setName] = useState(p?.name ?? '');
-  // The workspace the page is filtered on, else the first one (the API's default without any).
-  const [workspace, setWorkspace] = useState(session.principal.workspace_id ?? (props.chosen || props.workspaces[0]?.id) ?? '');
-  const [conditions, setConditions] = useState<Condition[]>(p?.conditions ?? [{ key: 'workspace_id', value: '*' }]);
-  const [groupBy, setGroupBy] = useState<GroupBy[]>(p?.group_by ?? [{ key: 'api_key' }]);
+  const scope = usePolicyScope(p, props.chosen, props.workspaces);
   const [type, setType] = useState<BudgetType>(p?.type ?? 'cost');
   const [limit, setLimit] = useState(p === undefined ? '' : String(p.credit_limit));
   const [alert, setAlert] = useState(p?.alert_threshold === null || p === undefined ? '' : String(p.alert_threshold));
@@ -245,70 +173,35 @@ function UsageLimitForm(props: { chosen: string; policy?: UsageLimitPolicy; work
       credit_limit: Number(limit),
       alert_threshold: alert.trim() === '' ? null : Number(alert),
       periodic_reset: periodic === '' ? null : periodic,
+      ...scope.named(),
     };
-    if (name.trim() !== '') common.name = name.trim();
     if (p !== undefined) {
       await api.put(`/v1/policies/usage-limits/${p.id}`, common);
     } else {
-      const body: Record<string, unknown> = { ...common, ...trimmed(conditions, groupBy), type };
-      if (session.isOrganisation && workspace !== '') body.workspace_id = workspace;
-      await api.post('/v1/policies/usage-limits', body);
+      await api.post('/v1/policies/usage-limits', { ...common, ...scope.scoped(), type });
     }
     props.onDone();
   });
   const numeric = (s: string): boolean => s.trim() !== '' && Number.isFinite(Number(s));
-  const ready = numeric(limit) && (alert.trim() === '' || numeric(alert)) && (p !== undefined || pairsReady(conditions, groupBy));
+  const ready = numeric(limit) && (alert.trim() === '' || numeric(alert));
   const unit = unitOf(p?.type ?? type);
   return (
-    <Dialog title={p === undefined ? 'New usage limit' : `Edit usage limit “${policyName(p)}”`} open onClose={props.onClose} wide>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run();
-        }}
-      >
-        <div class="form-grid">
-          <TextField label="Name" value={name} onInput={setName} placeholder="Monthly budget per key" />
-          {p === undefined && session.isOrganisation && props.workspaces.length > 0 && (
-            <SelectField label="Workspace" value={workspace} onChange={setWorkspace} options={props.workspaces.map((w): [string, string] => [w.id, w.slug])} hint="The policy counts requests acting in this workspace." />
-          )}
-        </div>
-        {p === undefined ? (
-          <>
-            <ConditionsEditor value={conditions} onChange={setConditions} />
-            <GroupByEditor value={groupBy} onChange={setGroupBy} />
-          </>
-        ) : (
-          <>
-            <dl class="facts config-facts">
-              <dt>Applies to</dt>
-              <dd>
-                <Conditions value={p.conditions} />
-              </dd>
-              <dt>Counted per</dt>
-              <dd>
-                <GroupKeys value={p.group_by} />
-              </dd>
-              <dt>Counts</dt>
-              <dd>{unit}</dd>
-            </dl>
-            <p class="muted">Conditions, grouping and what is counted are fixed once created; to change them, create a new policy.</p>
-          </>
-        )}
-        <div class="form-grid">
-          {p === undefined && <SelectField label="Counts" value={type} onChange={(v) => setType(v as BudgetType)} options={[['cost', 'Cost (USD)'], ['tokens', 'Tokens']]} />}
-          <TextField label="Budget" type="number" value={limit} onInput={setLimit} required hint={`In ${unit}, for each value.`} />
-          <TextField label="Alert threshold (optional)" type="number" value={alert} onInput={setAlert} hint={`In ${unit}; below the budget.`} />
-          <SelectField label="Starts over" value={periodic} onChange={setPeriodic} options={[['', 'Never (cumulative)'], ['weekly', 'Every week (Monday, UTC)'], ['monthly', 'Every month (the 1st, UTC)']]} />
-        </div>
-        <ErrorNote error={action.error} />
-        <div class="row end">
-          <Button onClick={props.onClose}>Cancel</Button>
-          <Button kind="primary" type="submit" busy={action.busy} disabled={!ready}>
-            {p === undefined ? 'Create usage limit' : 'Save'}
-          </Button>
-        </div>
-      </form>
-    </Dialog>
+    <PolicyForm
+      what="usage limit"
+      policy={p}
+      scope={scope}
+      workspaces={props.workspaces}
+      namePlaceholder="Monthly budget per key"
+      workspaceHint="The policy counts requests acting in this workspace."
+      counts={unit}
+      action={action}
+      ready={ready}
+      onClose={props.onClose}
+    >
+      {p === undefined && <SelectField label="Counts" value={type} onChange={(v) => setType(v as BudgetType)} options={[['cost', 'Cost (USD)'], ['tokens', 'Tokens']]} />}
+      <TextField label="Budget" type="number" value={limit} onInput={setLimit} required hint={`In ${unit}, for each value.`} />
+      <TextField label="Alert threshold (optional)" type="number" value={alert} onInput={setAlert} hint={`In ${unit}; below the budget.`} />
+      <SelectField label="Starts over" value={periodic} onChange={setPeriodic} options={[['', 'Never (cumulative)'], ['weekly', 'Every week (Monday, UTC)'], ['monthly', 'Every month (the 1st, UTC)']]} />
+    </PolicyForm>
   );
 }

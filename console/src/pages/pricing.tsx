@@ -9,7 +9,7 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type ListPage } from '../api';
-import { Badge, Button, Dialog, Empty, ErrorNote, Loaded, Page, Section, SelectField, Table, TextField, fmtTime, useAction, useLoad, useSession } from '../ui';
+import { Badge, Button, Dialog, Empty, ErrorNote, Loaded, Page, Section, SelectField, Table, TextField, fmtTime, useAction, useEditing, useLoad, useSession } from '../ui';
 import { NumberField, PROVIDERS, providerLabel } from './provider-fields';
 import './pricing.css';
 
@@ -46,9 +46,9 @@ export function Pricing(): JSX.Element {
   const session = useSession();
   const [provider, setProvider] = useState('');
   const [model, setModel] = useState('');
-  const [editing, setEditing] = useState<Pricing | 'new' | null>(null);
   // The API filters by provider only; the model filter narrows the loaded list (see the report).
   const list = useLoad((signal) => api.get<ListPage<Pricing>>('/v1/model-pricing', { provider: provider || undefined, page_size: 500 }, signal), [provider]);
+  const dialog = useEditing<Pricing>(list.reload);
   const canEdit = session.can('model_pricing.update');
   const needle = model.trim().toLowerCase();
 
@@ -56,7 +56,7 @@ export function Pricing(): JSX.Element {
     <Page
       title="Pricing & models"
       description="The models the gateway knows prices for, in USD per million tokens. Costs in logs, analytics and budgets use these; an override wins over the shipped price."
-      actions={canEdit && <Button kind="primary" onClick={() => setEditing('new')}>Price a model</Button>}
+      actions={canEdit && <Button kind="primary" onClick={() => dialog.open('new')}>Price a model</Button>}
     >
       <div class="filters">
         <SelectField label="Provider" value={provider} onChange={setProvider} options={[['', 'All providers'], ...PROVIDERS.map(([id, label]): [string, string] => [id, label])]} />
@@ -81,7 +81,7 @@ export function Pricing(): JSX.Element {
                   ...PRICES.map(([key, label]) => ({ label: `${label} / 1M`, class: 'num', render: (p: Pricing) => priceText(p.pay_as_you_go, key) })),
                   { label: 'Source', render: (p) => <Badge tone={p.source === 'custom' ? 'warn' : 'plain'}>{p.source === 'custom' ? 'override' : 'shipped'}</Badge> },
                   ...(canEdit
-                    ? [{ label: 'Actions', render: (p: Pricing) => <Button aria-label={`Edit the price of ${p.provider}/${p.model}`} onClick={() => setEditing(p)}>Edit</Button> }]
+                    ? [{ label: 'Actions', render: (p: Pricing) => <Button aria-label={`Edit the price of ${p.provider}/${p.model}`} onClick={() => dialog.open(p)}>Edit</Button> }]
                     : []),
                 ]}
               />
@@ -92,16 +92,7 @@ export function Pricing(): JSX.Element {
       <div class="pricing-lookup">
         <Lookup />
       </div>
-      {editing !== null && (
-        <PriceDialog
-          current={editing === 'new' ? null : editing}
-          onClose={() => setEditing(null)}
-          onSaved={() => {
-            setEditing(null);
-            list.reload();
-          }}
-        />
-      )}
+      {dialog.current !== null && <PriceDialog current={dialog.current === 'new' ? null : dialog.current} onClose={dialog.close} onSaved={dialog.done} />}
     </Page>
   );
 }

@@ -1,13 +1,17 @@
 /**
  * Form pieces shared by the virtual keys, integrations and providers pages: the provider picker,
  * the provider-specific credential fields (Azure resource and deployment, AWS region and keys,
- * Vertex project, …) and the rate and usage limit fields.
+ * Vertex project, …), the rate and usage limit fields, and what the providers and virtual keys
+ * pages share: their list by workspace, and a record's Reset usage and Delete.
  *
  * Secret fields are write-only: password inputs, never prefilled, never shown back. Left blank
  * on an update, the stored value stays; the API only says whether one is set.
  */
-import type { JSX } from 'preact';
-import { Field, SelectField, TextField } from '../ui';
+import type { ComponentChildren, JSX } from 'preact';
+import { useState } from 'preact/hooks';
+import { api, type ListPage } from '../api';
+import { Button, Field, Loaded, Pager, SelectField, Table, TextField, useAction, useEditing, useLoad, type Column } from '../ui';
+import { useWorkspaces } from './api-keys';
 import './org.css';
 
 /** Provider ids the gateway ships adapters for (the API lists none; see the report). */
@@ -277,6 +281,94 @@ export function limitsText(rate: RateLimit[] | undefined, usage: UsageLimits | n
     parts.push(`${usage.type === 'tokens' ? `${usage.credit_limit} tokens` : `$${usage.credit_limit}`}${usage.periodic_reset ? ` ${usage.periodic_reset}` : ''}`);
   }
   return parts.length === 0 ? 'none' : parts.join(' · ');
+}
+
+const PAGE_SIZE = 25;
+
+/** A page of providers or virtual keys (`path`) in the chosen workspace, and the dialog open on one. */
+export function useLimitedList<T extends { id: string; workspace_id: string }>(path: string) {
+  const workspaces = useWorkspaces();
+  const [workspace, setWorkspace] = useState('');
+  const [page, setPage] = useState(0);
+  const list = useLoad((signal) => api.get<ListPage<T>>(path, { workspace_id: workspace || undefined, current_page: page, page_size: PAGE_SIZE }, signal), [workspace, page]);
+  const dialog = useEditing<T>(list.reload);
+  const wsName = (id: string): string => workspaces.list.find((w) => w.id === id)?.slug ?? id;
+  return { workspaces: workspaces.list, workspace, setWorkspace, page, setPage, list, dialog, wsName };
+}
+
+/**
+ * The list of {@link useLimitedList}: the workspace picker (an organisation key with more than
+ * one workspace), the table, its pages, and the open dialog (`dialog`; `null`: a new one).
+ */
+export function LimitedList<T extends { id: string; workspace_id: string }>(props: {
+  state: ReturnType<typeof useLimitedList<T>>;
+  organisation: boolean;
+  caption: string;
+  empty: ComponentChildren;
+  columns: Column<T>[];
+  dialog: (current: T | null) => JSX.Element;
+}): JSX.Element {
+  const { state } = props;
+  const current = state.dialog.current;
+  return (
+    <>
+      {props.organisation && state.workspaces.length > 1 && (
+        <div class="filters">
+          <SelectField label="Workspace" value={state.workspace} onChange={(v) => { state.setWorkspace(v); state.setPage(0); }} options={[['', 'All workspaces'], ...state.workspaces.map((w): [string, string] => [w.id, w.slug])]} />
+        </div>
+      )}
+      <Loaded state={state.list}>
+        {(data) => (
+          <>
+            <Table caption={props.caption} rows={data.data} rowKey={(r) => r.id} empty={props.empty} columns={props.columns} />
+            <Pager page={state.page} pageSize={PAGE_SIZE} total={data.total} onPage={state.setPage} />
+          </>
+        )}
+      </Loaded>
+      {current !== null && props.dialog(current === 'new' ? null : current)}
+    </>
+  );
+}
+
+/** Reset usage and Delete of a saved provider or virtual key, each followed by `onDone`. */
+export interface UsageActions {
+  reset: ReturnType<typeof useAction<[], void>>;
+  remove: ReturnType<typeof useAction<[], void>>;
+  /** The error of either. */
+  error: unknown;
+}
+
+/** `path`: the record's API path; `question`: what Delete asks before it deletes. */
+export function useUsageActions(path: () => string, question: () => string, onDone: () => void): UsageActions {
+  const reset = useAction(async () => {
+    await api.put(path(), { reset_usage: true });
+    onDone();
+  });
+  const remove = useAction(async () => {
+    if (!confirm(question())) return;
+    await api.del(path());
+    onDone();
+  });
+  return { reset, remove, error: reset.error ?? remove.error };
+}
+
+/** The Delete and Reset usage buttons of a dialog's footer. */
+export function UsageButtons(props: { actions: UsageActions; canDelete: boolean; canReset: boolean }): JSX.Element {
+  const { reset, remove } = props.actions;
+  return (
+    <>
+      {props.canDelete && (
+        <Button kind="danger" busy={remove.busy} onClick={() => void remove.run()}>
+          Delete
+        </Button>
+      )}
+      {props.canReset && (
+        <Button busy={reset.busy} onClick={() => void reset.run()}>
+          Reset usage
+        </Button>
+      )}
+    </>
+  );
 }
 
 /** A provider picker (a select of the known ids). */

@@ -6,10 +6,10 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type ListPage } from '../api';
-import { Badge, Button, Dialog, Empty, ErrorNote, Loaded, Page, Pager, SelectField, Table, TextField, fmtTime, useAction, useLoad, useSession } from '../ui';
+import { Badge, Button, Dialog, Empty, ErrorNote, Page, SelectField, TextField, fmtTime, useAction, useLoad, useSession } from '../ui';
 import { useWorkspaces } from './api-keys';
 import type { Integration } from './integrations';
-import { ExpiryField, LimitsFields, isoOf, limitsBody, limitsChanges, limitsForm, limitsText, localInput, providerLabel, type RateLimit, type UsageLimits } from './provider-fields';
+import { ExpiryField, LimitsFields, isoOf, limitsBody, limitsChanges, limitsForm, limitsText, localInput, providerLabel, useLimitedList, LimitedList, useUsageActions, UsageButtons, type RateLimit, type UsageLimits } from './provider-fields';
 
 interface Provider {
   id: string;
@@ -26,16 +26,10 @@ interface Provider {
   created_at: string;
 }
 
-const PAGE_SIZE = 25;
-
 export function Providers(): JSX.Element {
   const session = useSession();
-  const workspaces = useWorkspaces();
-  const [workspace, setWorkspace] = useState('');
-  const [page, setPage] = useState(0);
-  const [editing, setEditing] = useState<Provider | 'new' | null>(null);
-  const list = useLoad((signal) => api.get<ListPage<Provider>>('/v1/providers', { workspace_id: workspace || undefined, current_page: page, page_size: PAGE_SIZE }, signal), [workspace, page]);
-  const wsName = (id: string): string => workspaces.list.find((w) => w.id === id)?.slug ?? id;
+  const state = useLimitedList<Provider>('/v1/providers');
+  const { dialog, wsName } = state;
   const canCreate = session.can('providers.create');
   const canOpen = session.canAny('providers.update', 'providers.delete');
 
@@ -43,46 +37,25 @@ export function Providers(): JSX.Element {
     <Page
       title="Providers"
       description={<>A workspace's use of an integration. Requests pick it with the model <code>@&lt;slug&gt;/&lt;model&gt;</code>; its limits and expiry are its own.</>}
-      actions={canCreate && <Button kind="primary" onClick={() => setEditing('new')}>Add provider</Button>}
+      actions={canCreate && <Button kind="primary" onClick={() => dialog.open('new')}>Add provider</Button>}
     >
-      {session.isOrganisation && workspaces.list.length > 1 && (
-        <div class="filters">
-          <SelectField label="Workspace" value={workspace} onChange={(v) => { setWorkspace(v); setPage(0); }} options={[['', 'All workspaces'], ...workspaces.list.map((w): [string, string] => [w.id, w.slug])]} />
-        </div>
-      )}
-      <Loaded state={list}>
-        {(data) => (
-          <>
-            <Table
-              caption="Providers"
-              rows={data.data}
-              rowKey={(p) => p.id}
-              empty={<Empty title="No providers yet.">{canCreate ? 'Add one with “Add provider”, built on an integration (create the integration first on the Integrations page).' : 'This key may not add providers.'}</Empty>}
-              columns={[
-                { label: 'Name', render: (p) => (canOpen ? <Button class="link" onClick={() => setEditing(p)}>{p.name}</Button> : p.name) },
-                { label: 'Model prefix', render: (p) => <code>@{p.slug}/</code> },
-                { label: 'Integration', render: (p) => (p.integration_id === null ? <span class="muted">gone</span> : <code>{p.integration_id}</code>) },
-                { label: 'Provider', render: (p) => providerLabel(p.ai_provider_id) },
-                { label: 'Workspace', render: (p) => wsName(p.workspace_id) },
-                { label: 'Limits', render: (p) => limitsText(p.rate_limits, p.usage_limits) },
-                { label: 'Status', render: (p) => <Badge tone={p.status === 'active' ? 'ok' : 'bad'}>{p.status}</Badge> },
-                { label: 'Created', render: (p) => fmtTime(p.created_at) },
-              ]}
-            />
-            <Pager page={page} pageSize={PAGE_SIZE} total={data.total} onPage={setPage} />
-          </>
-        )}
-      </Loaded>
-      {editing !== null && (
-        <ProviderDialog
-          current={editing === 'new' ? null : editing}
-          onClose={() => setEditing(null)}
-          onSaved={() => {
-            setEditing(null);
-            list.reload();
-          }}
-        />
-      )}
+      <LimitedList
+        state={state}
+        organisation={session.isOrganisation}
+        caption="Providers"
+        empty={<Empty title="No providers yet.">{canCreate ? 'Add one with “Add provider”, built on an integration (create the integration first on the Integrations page).' : 'This key may not add providers.'}</Empty>}
+        columns={[
+          { label: 'Name', render: (p) => (canOpen ? <Button class="link" onClick={() => dialog.open(p)}>{p.name}</Button> : p.name) },
+          { label: 'Model prefix', render: (p) => <code>@{p.slug}/</code> },
+          { label: 'Integration', render: (p) => (p.integration_id === null ? <span class="muted">gone</span> : <code>{p.integration_id}</code>) },
+          { label: 'Provider', render: (p) => providerLabel(p.ai_provider_id) },
+          { label: 'Workspace', render: (p) => wsName(p.workspace_id) },
+          { label: 'Limits', render: (p) => limitsText(p.rate_limits, p.usage_limits) },
+          { label: 'Status', render: (p) => <Badge tone={p.status === 'active' ? 'ok' : 'bad'}>{p.status}</Badge> },
+          { label: 'Created', render: (p) => fmtTime(p.created_at) },
+        ]}
+        dialog={(current) => <ProviderDialog current={current} onClose={dialog.close} onSaved={dialog.done} />}
+      />
     </Page>
   );
 }
@@ -125,15 +98,11 @@ function ProviderDialog(props: { current: Provider | null; onClose: () => void; 
     }
     props.onSaved();
   });
-  const reset = useAction(async () => {
-    await api.put(`/v1/providers/${encodeURIComponent(c!.slug)}`, { reset_usage: true });
-    props.onSaved();
-  });
-  const remove = useAction(async () => {
-    if (!confirm(`Delete the provider “${c!.name}”? Models named @${c!.slug}/… stop resolving; the integration stays.`)) return;
-    await api.del(`/v1/providers/${encodeURIComponent(c!.slug)}`);
-    props.onSaved();
-  });
+  const usage = useUsageActions(
+    () => `/v1/providers/${encodeURIComponent(c!.slug)}`,
+    () => `Delete the provider “${c!.name}”? Models named @${c!.slug}/… stop resolving; the integration stays.`,
+    props.onSaved,
+  );
   const choices = (integrations.data ?? []).filter((i) => i.status === 'active');
 
   return (
@@ -170,18 +139,9 @@ function ProviderDialog(props: { current: Provider | null; onClose: () => void; 
           <ExpiryField value={expires} onInput={setExpires} />
         </div>
         <LimitsFields form={limits} onChange={setLimits} />
-        <ErrorNote error={integrations.error ?? save.error ?? reset.error ?? remove.error} />
+        <ErrorNote error={integrations.error ?? save.error ?? usage.error} />
         <div class="row end">
-          {editing && session.can('providers.delete') && (
-            <Button kind="danger" busy={remove.busy} onClick={() => void remove.run()}>
-              Delete
-            </Button>
-          )}
-          {editing && mayWrite && c.usage_limits !== null && (
-            <Button busy={reset.busy} onClick={() => void reset.run()}>
-              Reset usage
-            </Button>
-          )}
+          <UsageButtons actions={usage} canDelete={editing && session.can('providers.delete')} canReset={editing && mayWrite && c.usage_limits !== null} />
           <Button onClick={props.onClose}>Cancel</Button>
           {mayWrite && (
             <Button kind="primary" type="submit" busy={save.busy} disabled={name.trim() === '' || (!editing && integration.trim() === '')}>

@@ -5,12 +5,12 @@
  */
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, type ListPage } from '../api';
-import { Badge, Button, Dialog, Empty, ErrorNote, Loaded, Page, Pager, SelectField, Table, TextField, fmtTime, useAction, useLoad, useSession } from '../ui';
+import { api } from '../api';
+import { Badge, Button, Dialog, Empty, ErrorNote, Page, SelectField, TextField, fmtTime, useAction, useSession } from '../ui';
 import { useWorkspaces } from './api-keys';
 import {
   ExpiryField, LimitsFields, ProviderFields, ProviderSelect, SecretField,
-  fieldsBody, initialFields, isoOf, limitsBody, limitsChanges, limitsForm, limitsText, localInput, providerLabel,
+  fieldsBody, initialFields, isoOf, limitsBody, limitsChanges, limitsForm, limitsText, localInput, providerLabel, useLimitedList, LimitedList, useUsageActions, UsageButtons,
   type FieldValues, type RateLimit, type UsageLimits,
 } from './provider-fields';
 
@@ -32,16 +32,10 @@ interface VirtualKey {
   created_at: string;
 }
 
-const PAGE_SIZE = 25;
-
 export function VirtualKeys(): JSX.Element {
   const session = useSession();
-  const workspaces = useWorkspaces();
-  const [workspace, setWorkspace] = useState('');
-  const [page, setPage] = useState(0);
-  const [editing, setEditing] = useState<VirtualKey | 'new' | null>(null);
-  const keys = useLoad((signal) => api.get<ListPage<VirtualKey>>('/v1/virtual-keys', { workspace_id: workspace || undefined, current_page: page, page_size: PAGE_SIZE }, signal), [workspace, page]);
-  const wsName = (id: string): string => workspaces.list.find((w) => w.id === id)?.slug ?? id;
+  const state = useLimitedList<VirtualKey>('/v1/virtual-keys');
+  const { dialog, wsName } = state;
   const canCreate = session.can('virtual_keys.create');
   const canEdit = session.can('virtual_keys.update') || session.can('virtual_keys.delete');
 
@@ -49,46 +43,25 @@ export function VirtualKeys(): JSX.Element {
     <Page
       title="Virtual keys"
       description={<>A provider key the gateway keeps for you. Apps send <code>x-gateway-virtual-key: &lt;slug&gt;</code> (or the model <code>@&lt;slug&gt;/&lt;model&gt;</code>) and never see the provider key.</>}
-      actions={canCreate && <Button kind="primary" onClick={() => setEditing('new')}>Create virtual key</Button>}
+      actions={canCreate && <Button kind="primary" onClick={() => dialog.open('new')}>Create virtual key</Button>}
     >
-      {session.isOrganisation && workspaces.list.length > 1 && (
-        <div class="filters">
-          <SelectField label="Workspace" value={workspace} onChange={(v) => { setWorkspace(v); setPage(0); }} options={[['', 'All workspaces'], ...workspaces.list.map((w): [string, string] => [w.id, w.slug])]} />
-        </div>
-      )}
-      <Loaded state={keys}>
-        {(data) => (
-          <>
-            <Table
-              caption="Virtual keys"
-              rows={data.data}
-              rowKey={(k) => k.id}
-              empty={<Empty title="No virtual keys yet.">{canCreate ? 'Create one with “Create virtual key”: pick the provider and paste its API key; apps then use the slug.' : 'This key may not create virtual keys.'}</Empty>}
-              columns={[
-                { label: 'Name', render: (k) => (canEdit ? <Button class="link" onClick={() => setEditing(k)}>{k.name}</Button> : k.name) },
-                { label: 'Slug', render: (k) => <code>{k.slug}</code> },
-                { label: 'Provider', render: (k) => providerLabel(k.provider) },
-                { label: 'Key', render: (k) => (k.masked_key === null ? <span class="muted">none</span> : <Badge>set</Badge>) },
-                { label: 'Workspace', render: (k) => wsName(k.workspace_id) },
-                { label: 'Limits', render: (k) => limitsText(k.rate_limits, k.usage_limits) },
-                { label: 'Status', render: (k) => <Badge tone={k.status === 'active' ? 'ok' : 'bad'}>{k.status}</Badge> },
-                { label: 'Created', render: (k) => fmtTime(k.created_at) },
-              ]}
-            />
-            <Pager page={page} pageSize={PAGE_SIZE} total={data.total} onPage={setPage} />
-          </>
-        )}
-      </Loaded>
-      {editing !== null && (
-        <VirtualKeyDialog
-          current={editing === 'new' ? null : editing}
-          onClose={() => setEditing(null)}
-          onSaved={() => {
-            setEditing(null);
-            keys.reload();
-          }}
-        />
-      )}
+      <LimitedList
+        state={state}
+        organisation={session.isOrganisation}
+        caption="Virtual keys"
+        empty={<Empty title="No virtual keys yet.">{canCreate ? 'Create one with “Create virtual key”: pick the provider and paste its API key; apps then use the slug.' : 'This key may not create virtual keys.'}</Empty>}
+        columns={[
+          { label: 'Name', render: (k) => (canEdit ? <Button class="link" onClick={() => dialog.open(k)}>{k.name}</Button> : k.name) },
+          { label: 'Slug', render: (k) => <code>{k.slug}</code> },
+          { label: 'Provider', render: (k) => providerLabel(k.provider) },
+          { label: 'Key', render: (k) => (k.masked_key === null ? <span class="muted">none</span> : <Badge>set</Badge>) },
+          { label: 'Workspace', render: (k) => wsName(k.workspace_id) },
+          { label: 'Limits', render: (k) => limitsText(k.rate_limits, k.usage_limits) },
+          { label: 'Status', render: (k) => <Badge tone={k.status === 'active' ? 'ok' : 'bad'}>{k.status}</Badge> },
+          { label: 'Created', render: (k) => fmtTime(k.created_at) },
+        ]}
+        dialog={(current) => <VirtualKeyDialog current={current} onClose={dialog.close} onSaved={dialog.done} />}
+      />
     </Page>
   );
 }
@@ -137,15 +110,11 @@ function VirtualKeyDialog(props: { current: VirtualKey | null; onClose: () => vo
     }
     props.onSaved();
   });
-  const reset = useAction(async () => {
-    await api.put(`/v1/virtual-keys/${encodeURIComponent(c!.slug)}`, { reset_usage: true });
-    props.onSaved();
-  });
-  const remove = useAction(async () => {
-    if (!confirm(`Delete the virtual key “${c!.name}”? Requests naming “${c!.slug}” fail from now on.`)) return;
-    await api.del(`/v1/virtual-keys/${encodeURIComponent(c!.slug)}`);
-    props.onSaved();
-  });
+  const usage = useUsageActions(
+    () => `/v1/virtual-keys/${encodeURIComponent(c!.slug)}`,
+    () => `Delete the virtual key “${c!.name}”? Requests naming “${c!.slug}” fail from now on.`,
+    props.onSaved,
+  );
 
   return (
     <Dialog title={editing ? `Virtual key “${c.name}”` : 'Create a virtual key'} open onClose={props.onClose} wide>
@@ -190,18 +159,9 @@ function VirtualKeyDialog(props: { current: VirtualKey | null; onClose: () => vo
         </div>
         <ProviderFields provider={provider} values={fields} onChange={setFields} editing={editing} />
         <LimitsFields form={limits} onChange={setLimits} />
-        <ErrorNote error={save.error ?? reset.error ?? remove.error} />
+        <ErrorNote error={save.error ?? usage.error} />
         <div class="row end">
-          {editing && session.can('virtual_keys.delete') && (
-            <Button kind="danger" busy={remove.busy} onClick={() => void remove.run()}>
-              Delete
-            </Button>
-          )}
-          {editing && mayWrite && c.usage_limits !== null && (
-            <Button busy={reset.busy} onClick={() => void reset.run()}>
-              Reset usage
-            </Button>
-          )}
+          <UsageButtons actions={usage} canDelete={editing && session.can('virtual_keys.delete')} canReset={editing && mayWrite && c.usage_limits !== null} />
           <Button onClick={props.onClose}>Cancel</Button>
           {mayWrite && (
             <Button kind="primary" type="submit" busy={save.busy} disabled={name.trim() === ''}>

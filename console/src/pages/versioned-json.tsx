@@ -1,5 +1,5 @@
 /**
- * A JSON editor checked as you type, shared by the Configs and Guardrails pages: a monospace
+ * A JSON editor checked as you type, shared by the versioned resources (versioned.tsx): a monospace
  * textarea; ~300 ms after the last keystroke the text is parsed here (a syntax error names its
  * line and column), then, if it parses, handed to the page's own check (the API's validation),
  * whose problems are listed next to the editor with their path and code.

@@ -1,5 +1,5 @@
 /**
- * Version history and version diffs, shared by the Configs and Guardrails pages: every saved
+ * Version history and version diffs, shared by the versioned resources (versioned.tsx): every saved
  * version (newest first) with its time and author, one opened in full, and a line diff between
  * two chosen versions (default: the previous against the current). Diff lines carry a `+` or
  * `-` prefix and are `<ins>`/`<del>` elements, so the change reads without colour.
@@ -8,7 +8,7 @@ import type { JSX } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { diffLines } from 'diff';
 import { Button, Dialog, Empty, Json, SelectField, Table, fmtTime } from '../ui';
-import { pretty } from './configs-json';
+import { pretty } from './versioned-json';
 
 /** The fields both kinds of version share. */
 export interface Version {
