@@ -67,7 +67,7 @@ interface BuildOptions {
 
 async function buildRuntime(config: GatewayConfig, agent: Agent, options: BuildOptions): Promise<Runtime> {
   const providers = new ProviderRegistry();
-  const plugins = await loadPlugins({ config, locate: options.locate, catalog: options.catalog, providers, log: options.log, store: options.store, tokens: options.tokens });
+  const plugins = await loadPlugins({ config, locate: options.locate, catalog: options.catalog, providers, log: options.log, store: options.store, tokens: options.tokens, upstream: agent });
   const pipeline = buildPipeline(plugins);
   // The OpenAPI document describes exactly the admin routes this pipeline serves.
   const openapi = JSON.stringify(buildOpenApi(pipeline.routes, VERSION));

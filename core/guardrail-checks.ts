@@ -20,6 +20,7 @@
  */
 import type { MaybePromise } from './plugin.js';
 import type { GatewayError } from './errors.js';
+import type { GatewayContext } from './context.js';
 
 export type CheckPhase = 'input' | 'output';
 
@@ -156,6 +157,28 @@ declare module './context.js' {
   }
 }
 
+/** What a {@link GuardrailService.checkTexts} call is about (what checks see as route, provider, model). */
+export interface TextSubject {
+  /** `CheckContext.route`, e.g. `mcp`. */
+  route: string;
+  /** `CheckContext.provider`, e.g. the MCP server's slug. */
+  provider?: string;
+  /** `CheckContext.model`, e.g. the tool's name. */
+  model?: string;
+}
+
+/** The verdict of the request's guardrails on a list of texts. */
+export interface TextVerdict {
+  /** A guardrail with `deny` failed: the caller refuses what it was about to send or return. */
+  denied: boolean;
+  /** The texts after redaction, in order (the same array as given when nothing was redacted). */
+  parts: string[];
+  /** Spans replaced. */
+  redacted: number;
+  /** The results of the guardrails that ran now (also appended to the request's `guardrailResults`). */
+  outcomes: GuardrailOutcome[];
+}
+
 /** What the `guardrails` plugin provides to the plugins after it. */
 export interface GuardrailService {
   /** Adds a check (a plugin's own, or a replacement for a built-in with the same id). */
@@ -170,6 +193,18 @@ export interface GuardrailService {
   validate(list: unknown, param: string, workspaceId?: string): GatewayError | null;
   /** Every guardrail list inside a routing config (`input_guardrails`, `default_output_guardrails`, … at any node). */
   validateConfig(config: Record<string, unknown>, param: string, workspaceId?: string): GatewayError | null;
+  /**
+   * Runs the guardrails attached to the request's API key and workspace (`defaults.input_guardrails`
+   * / `output_guardrails`) for `phase` on texts that are not a model request or answer (an MCP
+   * tool's arguments or result). Undefined, synchronously and before `parts` is read, when none
+   * applies: pass `parts` as a function to build them only then. Synchronous when every check is.
+   *
+   * The outcomes are appended to the request's `guardrailResults` (input ▶ `before_request_hooks`,
+   * output ▶ `after_request_hooks`), so the log record, metrics and analytics count them; `async`
+   * guardrails run after the response and land there too. Throws a 500 `guardrail_unavailable`
+   * when an attached saved guardrail no longer exists (fail closed).
+   */
+  checkTexts(ctx: GatewayContext, phase: CheckPhase, parts: string[] | (() => string[]), about: TextSubject): undefined | MaybePromise<TextVerdict>;
 }
 
 declare module './plugin.js' {

@@ -18,6 +18,7 @@ import type { Logger } from './logger.js';
 import type { ProviderRegistry } from './providers/registry.js';
 import type { Store } from './store/store.js';
 import type { TokenCounter } from './workers/types.js';
+import type { Dispatcher } from 'undici';
 
 /** Standard plugins by name; each loads its module lazily (only what the pipeline uses is imported). */
 export type PluginCatalog = Readonly<Record<string, () => Promise<{ default: PluginDefinition<never> }>>>;
@@ -145,6 +146,7 @@ export interface SetupContext {
   log: Logger;
   store: Store;
   tokens: TokenCounter;
+  upstream: Dispatcher;
 }
 
 /** Resolves, validates and sets up every plugin in YAML order. On failure, closes what was set up. */
@@ -158,6 +160,7 @@ export async function loadPlugins(c: SetupContext): Promise<LoadedPlugin[]> {
       config: c.config,
       store: c.store,
       tokens: c.tokens,
+      upstream: c.upstream,
       log: c.log.child({ plugin: name }),
       registerProvider: (adapter) => c.providers.register(adapter),
       provide(key, service) {

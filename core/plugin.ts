@@ -38,6 +38,7 @@ import type { GatewayError } from './errors.js';
 import type { ProviderAdapter } from './providers/types.js';
 import type { Store } from './store/store.js';
 import type { TokenCounter } from './workers/types.js';
+import type { Dispatcher } from 'undici';
 
 /** A hook's verdict: nothing to go on, a {@link Reply} to answer now. */
 export type Step = Reply | void | undefined;
@@ -187,6 +188,12 @@ export interface GatewayApp {
   readonly store: Store;
   /** Token counting, off the event loop for large inputs; one per gateway, shared across reloads. */
   readonly tokens: TokenCounter;
+  /**
+   * The undici dispatcher model calls use: keep-alive pools per origin, and every new connection
+   * checked against `security.custom_hosts` at connect time (the SSRF guard). A plugin that calls
+   * an upstream a caller or an operator named (an MCP server, a webhook) passes it to `fetch`.
+   */
+  readonly upstream: Dispatcher;
 }
 
 export interface PluginDefinition<Options = Record<string, unknown>> {

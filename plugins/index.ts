@@ -22,4 +22,5 @@ export const standardPlugins: PluginCatalog = {
   otel: () => import('./otel/index.js'),
   logging: () => import('./logging/index.js'),
   console: () => import('./console/index.js'),
+  'mcp-gateway': () => import('./mcp-gateway/index.js'),
 };

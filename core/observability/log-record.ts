@@ -12,6 +12,8 @@ import type { Usage } from '../usage/types.js';
 import { costOf, type PricingService } from '../usage/cost.js';
 import { headerValue } from '../upstream/headers.js';
 import type { HookResults } from '../guardrail-checks.js';
+import type { McpCall } from '../mcp.js';
+import { isMcpRoute } from '../mcp.js';
 
 declare module '../context.js' {
   interface ContextVars {
@@ -37,7 +39,7 @@ export interface LogRecord {
   metadata: Record<string, string>;
   method: string;
   path: string;
-  /** `chat.completions`, …, `passthrough`, `plugin`, `not_found`. */
+  /** `chat.completions`, …, `passthrough`, `mcp` (an MCP endpoint), `plugin`, `not_found`. */
   route: string;
   provider: string | null;
   model: string | null;
@@ -70,6 +72,15 @@ export interface LogRecord {
   usage: Usage | null;
   cost_cents: number;
   priced_as: string | null;
+  /**
+   * The MCP message of a request on an MCP endpoint (route `mcp`), as the mcp-gateway plugin
+   * described it: server, JSON-RPC method, tool (or prompt, or resource URI), argument size,
+   * outcome, JSON-RPC error code, upstream time. Absent on every other request, and on an MCP
+   * request refused before its message was read (a missing key). `outcome` is never null here:
+   * one the plugin left unset is taken from the answer (`cancelled` when the client left, `ok`
+   * for a 2xx, else `error`).
+   */
+  mcp?: McpCall;
 }
 
 function header(ctx: GatewayContext, name: string): string | null {
@@ -144,7 +155,7 @@ export function buildLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: 
 
 function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingService): LogRecord {
   const principal = ctx.get('principal');
-  const route = ctx.route.kind === 'model' ? ctx.route.name : ctx.route.kind;
+  const route = ctx.route.kind === 'model' ? ctx.route.name : isMcpRoute(ctx.route) ? 'mcp' : ctx.route.kind;
   const body = ctx.body;
   const requested = typeof body?.model === 'string' ? body.model : null;
   const overridden = ctx.target?.overrideParams?.model;
@@ -155,6 +166,8 @@ function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingS
   const t = ctx.timings;
   const error = outcome.error ?? outcome.streamError;
   const guardrails = ctx.get('guardrailResults');
+  const isSuccess = outcome.status >= 200 && outcome.status < 400 && outcome.streamError === undefined && !outcome.aborted;
+  const call = ctx.get('mcpCall');
   return {
     id: ctx.id,
     created_at: new Date(Date.now() - outcome.durationMs).toISOString(),
@@ -180,7 +193,7 @@ function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingS
     ...(guardrails !== undefined ? { guardrails: guardrailsLog(guardrails, error) } : {}),
     stream: ctx.wantsStream,
     status: outcome.status,
-    is_success: outcome.status >= 200 && outcome.status < 400 && outcome.streamError === undefined && !outcome.aborted,
+    is_success: isSuccess,
     source: outcome.source,
     error_code: error?.code ?? null,
     error_detail: errorDetail(error),
@@ -194,5 +207,19 @@ function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingS
     usage,
     cost_cents: cost.cents,
     priced_as: cost.priced_as,
+    ...(call !== undefined ? { mcp: mcpLog(call, outcome, isSuccess) } : {}),
+  };
+}
+
+/** A copy of the MCP message as it ended (the plugin's object may still change after the record). */
+function mcpLog(call: McpCall, outcome: Outcome, isSuccess: boolean): McpCall {
+  return {
+    server: call.server,
+    method: call.method,
+    tool: call.tool,
+    argument_bytes: call.argument_bytes,
+    outcome: call.outcome ?? (outcome.aborted ? 'cancelled' : isSuccess ? 'ok' : 'error'),
+    error_code: call.error_code,
+    upstream_ms: round(call.upstream_ms),
   };
 }

@@ -10,12 +10,22 @@
  *                     provider of the plan's first leaf target
  *   model             `model` in the body
  *   metadata.<name>   `x-gateway-metadata` (ctx.metadata)
+ *   mcp_server        an MCP call's server slug (the `mcpCall` the mcp-gateway plugin sets)
+ *   mcp_tool          an MCP call's tool, prompt name or resource URI
+ *   mcp_method        an MCP message's JSON-RPC method (`tools/call`, …)
+ *
+ * The `mcp_*` keys have a value on MCP requests only. A rate-limit policy that names one (in a
+ * condition or in `group_by`) applies to MCP calls, and only to them (plugins/rate-limit/policies.ts).
  *
  * Unknown keys have no value: a condition on one never matches.
  */
 import type { GatewayContext } from '../context.js';
 import type { RouteNode } from '../router/types.js';
 import { headerValue as headerString } from '../upstream/headers.js';
+import type { McpCall } from '../mcp.js';
+
+/** The policy keys whose facts come from an MCP message. */
+export const MCP_FACT_KEYS: ReadonlySet<string> = new Set(['mcp_server', 'mcp_tool', 'mcp_method']);
 
 export interface WorkspaceFacts {
   id: string;
@@ -36,6 +46,12 @@ export function factOf(ctx: GatewayContext, ws: WorkspaceFacts, key: string): st
       const model = ctx.body?.model;
       return typeof model === 'string' ? model : undefined;
     }
+    case 'mcp_server':
+      return nonEmpty(mcp(ctx)?.server ?? undefined);
+    case 'mcp_tool':
+      return nonEmpty(mcp(ctx)?.tool ?? undefined);
+    case 'mcp_method':
+      return nonEmpty(mcp(ctx)?.method ?? undefined);
     default:
       return key.startsWith('metadata.') ? ctx.metadata[key.slice(9)] : undefined;
   }
@@ -47,6 +63,8 @@ export function conditionHolds(ctx: GatewayContext, ws: WorkspaceFacts, key: str
   const actual = factOf(ctx, ws, key);
   return actual !== undefined && (value === '*' || value === actual);
 }
+
+const mcp = (ctx: GatewayContext): McpCall | undefined => ctx.get('mcpCall');
 
 /** `@openai-prod/gpt-4o` → `openai-prod`. */
 function modelSlug(ctx: GatewayContext): string | undefined {

@@ -45,6 +45,8 @@ export interface Workspace extends Timestamps {
     /** Saved guardrails (ids or slugs) every request of this workspace goes through. */
     input_guardrails?: string[];
     output_guardrails?: string[];
+    /** MCP tools this workspace's keys may call (`server/tool`, `*` wildcards); absent: every enabled tool. */
+    mcp_tools?: string[];
   };
   usage_limits: UsageLimits[];
   rate_limits: RateLimit[];
@@ -112,6 +114,8 @@ export interface ApiKeyRecord extends Timestamps {
     /** Saved guardrails (ids or slugs) every request made with this key goes through. */
     input_guardrails?: string[];
     output_guardrails?: string[];
+    /** MCP tools this key may call (`server/tool`, `*` wildcards), within its workspace's list; absent: no narrowing. */
+    mcp_tools?: string[];
   } | null;
   rate_limits: RateLimit[] | null;
   usage_limits: UsageLimits | null;
@@ -304,6 +308,14 @@ export interface McpIntegrationRecord extends Timestamps {
   organisation_id: string;
   owner_id: string | null;
   status: 'active' | 'archived';
+  /** Tools, prompts and resources an operator turned off for every server built on it. */
+  disabled_capabilities?: McpCapabilityRef[];
+}
+
+/** One tool, prompt or resource (by URI) of an MCP server. */
+export interface McpCapabilityRef {
+  type: 'tool' | 'prompt' | 'resource';
+  name: string;
 }
 
 export interface McpServerRecord extends Timestamps {
@@ -316,6 +328,8 @@ export interface McpServerRecord extends Timestamps {
   organisation_id: string;
   owner_id: string | null;
   status: 'active' | 'archived';
+  /** Turned off for this server only (on top of its integration's). */
+  disabled_capabilities?: McpCapabilityRef[];
 }
 
 export interface AuditRecord {

@@ -26,6 +26,17 @@ const guardrailRefs: S.JsonSchema = { type: 'array', maxItems: 32, items: { type
 /** The fields of `defaults` naming saved guardrails. */
 export const GUARDRAIL_DEFAULTS = ['input_guardrails', 'output_guardrails'] as const;
 
+/**
+ * The key's MCP allow-list (read by the mcp-gateway plugin): `server/tool` patterns, `*` matching
+ * any run of characters; absent, no narrowing beyond the workspace's. Same schema as a workspace's.
+ */
+const mcpTools: S.JsonSchema = {
+  type: 'array',
+  maxItems: 100,
+  items: { type: 'string', minLength: 3, maxLength: 200, pattern: '^[A-Za-z0-9_*.-]+/[A-Za-z0-9_*./:-]+$' },
+  description: 'MCP tools this key may call: `server/tool` patterns, `*` matches any run of characters.',
+};
+
 const defaults: S.JsonSchema = {
   type: 'object',
   nullable: true,
@@ -40,6 +51,7 @@ const defaults: S.JsonSchema = {
     allow_config_override: { type: 'boolean', default: true },
     input_guardrails: guardrailRefs,
     output_guardrails: guardrailRefs,
+    mcp_tools: mcpTools,
   },
   additionalProperties: false,
 };
@@ -97,7 +109,7 @@ export const apiKeySchema: S.JsonSchema = S.record({
   defaults: {
     type: 'object',
     nullable: true,
-    properties: { metadata: S.stringMap, config_id: S.strOrNull, allow_config_override: S.bool, input_guardrails: S.strings, output_guardrails: S.strings },
+    properties: { metadata: S.stringMap, config_id: S.strOrNull, allow_config_override: S.bool, input_guardrails: S.strings, output_guardrails: S.strings, mcp_tools: S.strings },
   },
   alert_emails: S.strings,
   expires_at: S.strOrNull,

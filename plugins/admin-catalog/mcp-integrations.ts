@@ -1,7 +1,9 @@
 /**
  * MCP integrations (admin-api.md §14): the registration of a remote MCP server (URL, transport,
  * auth), organisation-wide or owned by one workspace. Create, list, get, update, delete
- * (archives); capabilities, workspace access and connection tests are not implemented here.
+ * (archives) here; capabilities (GET/PUT …/capabilities) and the connection test (POST …/test)
+ * live with the plugin that connects to MCP servers (plugins/mcp-gateway/admin.ts), which uses
+ * the visibility rule below. Workspace access rules are not implemented.
  *
  * Two kinds, two scope families, as for provider integrations:
  *   - workspace-level (a workspace key's, or an organisation key's with `workspace_id`):
@@ -35,7 +37,8 @@ import {
 
 type Integration = Records.McpIntegrationRecord;
 type Kind = 'organisation' | 'workspace';
-type Action = 'create' | 'read' | 'update' | 'delete' | 'list';
+export type McpIntegrationAction = 'create' | 'read' | 'update' | 'delete' | 'list';
+type Action = McpIntegrationAction;
 
 const HEADER_NAME = { pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", maxLength: 256 };
 
@@ -131,7 +134,7 @@ export function findMcpIntegration(store: Store, ref: string): Integration | und
  * One integration the principal may act on. Organisation-level ones are readable by any key
  * that may list them (workspace keys included); workspace-level ones only inside their workspace.
  */
-function visible(principal: Principal, record: Integration | undefined, action: Exclude<Action, 'create' | 'list'>): Integration {
+export function visibleMcpIntegration(principal: Principal, record: Integration | undefined, action: Exclude<Action, 'create' | 'list'>): Integration {
   if (record !== undefined && record.workspace_id === null) {
     if (action === 'read' && principal.scopes.has('organisation_mcp_integrations.list')) return record;
     authorizeKind(principal, 'organisation', action);
@@ -260,7 +263,7 @@ export function mcpIntegrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] 
       level: 'workspace',
       response: integrationSchema,
       handler({ params, principal, store }) {
-        return view(store, visible(principal, findMcpIntegration(store, params.id!), 'read'));
+        return view(store, visibleMcpIntegration(principal, findMcpIntegration(store, params.id!), 'read'));
       },
     }),
     defineAdminRoute<UpdateBody>({
@@ -274,7 +277,7 @@ export function mcpIntegrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] 
       body: { type: 'object', properties: fields, additionalProperties: false },
       response: S.empty,
       handler({ params, body, principal, store }) {
-        const found = visible(principal, findMcpIntegration(store, params.id!), 'update');
+        const found = visibleMcpIntegration(principal, findMcpIntegration(store, params.id!), 'update');
         if (body.url !== undefined) assertUpstreamUrl(body.url, policy, 'url');
         const c = body.configurations;
         // Sealed before the write: the update callback only assigns.
@@ -304,7 +307,7 @@ export function mcpIntegrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] 
       level: 'workspace',
       response: S.empty,
       handler({ params, principal, store }) {
-        const found = visible(principal, findMcpIntegration(store, params.id!), 'delete');
+        const found = visibleMcpIntegration(principal, findMcpIntegration(store, params.id!), 'delete');
         // Archived, not removed: servers built on it and the audit trail keep a target to name.
         store.c.mcpIntegrations.update(found.id, (r) => ({ ...r, status: 'archived', last_updated_at: nowIso() }));
         return {};

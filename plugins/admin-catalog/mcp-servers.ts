@@ -1,7 +1,8 @@
 /**
  * MCP servers (admin-api.md §15): a workspace's instance of an MCP integration, the thing MCP
  * clients connect to at `<base>/<slug>/mcp`. Create, list, get, update (name, description),
- * delete (archives); capabilities, user access, connections and tests are not implemented here.
+ * delete (archives). Capabilities (GET/PUT …/capabilities) and the connection test (POST …/test)
+ * live in plugins/mcp-gateway/admin.ts; user access and connections are not implemented.
  *
  * A server may be built on an integration of its own workspace or on an organisation-level one;
  * never on another workspace's, and never on an archived one.
@@ -77,7 +78,8 @@ function view(store: Store, base: string, s: Server): Record<string, unknown> {
 const resource = 'mcp_server';
 const what = 'MCP server';
 
-function find(store: Store, ref: string): Server | undefined {
+/** By id or slug. */
+export function findMcpServer(store: Store, ref: string): Server | undefined {
   return store.c.mcpServers.get(ref) ?? store.c.mcpServers.getBy('slug', ref);
 }
 
@@ -174,7 +176,7 @@ export function mcpServerRoutes(baseUrl: BaseUrl): AnyAdminRoute[] {
       level: 'workspace',
       response: serverSchema,
       handler({ ctx, params, principal, store }) {
-        return view(store, baseUrl(ctx), assertVisible(principal, find(store, params.id!), what));
+        return view(store, baseUrl(ctx), assertVisible(principal, findMcpServer(store, params.id!), what));
       },
     }),
     defineAdminRoute<{ name?: string; description?: string | null }>({
@@ -188,7 +190,7 @@ export function mcpServerRoutes(baseUrl: BaseUrl): AnyAdminRoute[] {
       body: { type: 'object', properties: { name: S.name255, description }, additionalProperties: false },
       response: S.empty,
       handler({ params, body, principal, store }) {
-        const found = assertVisible(principal, find(store, params.id!), what);
+        const found = assertVisible(principal, findMcpServer(store, params.id!), what);
         store.c.mcpServers.update(found.id, (s) => ({
           ...s,
           name: body.name ?? s.name,
@@ -208,7 +210,7 @@ export function mcpServerRoutes(baseUrl: BaseUrl): AnyAdminRoute[] {
       level: 'workspace',
       response: S.empty,
       handler({ params, principal, store }) {
-        const found = assertVisible(principal, find(store, params.id!), what);
+        const found = assertVisible(principal, findMcpServer(store, params.id!), what);
         store.c.mcpServers.update(found.id, (s) => ({ ...s, status: 'archived', last_updated_at: nowIso() }));
         return {};
       },

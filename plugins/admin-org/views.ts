@@ -71,6 +71,7 @@ const workspaceFields = {
       user_api_key_config: S.strOrNull,
       input_guardrails: S.strings,
       output_guardrails: S.strings,
+      mcp_tools: S.strings,
       object: S.str,
     },
     required: ['metadata', 'is_default', 'object'],

@@ -11,6 +11,10 @@
  * every request of the workspace gets; the `guardrails` plugin checks them (a 400
  * `unknown_guardrail` naming the item). On update they must live in the workspace; a new
  * workspace has none yet, so on create they are checked across the organisation.
+ *
+ * `defaults.mcp_tools` is the workspace's MCP allow-list (`server/tool` patterns, `*` wildcards;
+ * read by the mcp-gateway plugin): absent, every enabled tool; null on update removes it. Like
+ * the limits, it is set from above: a workspace key cannot change its own.
  */
 import { AdminErrors, defineAdminRoute, listPage, isUuid, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type GuardrailService, type Principal, type Records, type Store } from '../../core/index.js';
 import { memberView, workspaceDetailSchema, workspaceSchema, workspaceView } from './views.js';
@@ -32,7 +36,7 @@ type Guardrails = () => GuardrailService | undefined;
 interface Fields {
   name?: string;
   description?: string | null;
-  defaults?: { metadata?: Record<string, string>; user_api_key_config?: string | null } & GuardrailDefaults;
+  defaults?: { metadata?: Record<string, string>; user_api_key_config?: string | null; mcp_tools?: string[] | null } & GuardrailDefaults;
   usage_limits?: Workspace['usage_limits'];
   rate_limits?: Workspace['rate_limits'];
 }
@@ -61,6 +65,14 @@ const metadata = {
 };
 
 const guardrailRefs = { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 255 } };
+
+/** MCP allow-list patterns `server/tool` (`*` wildcards), as API keys take them (admin-api-keys/payloads.ts). */
+const mcpTools = {
+  type: 'array',
+  maxItems: 100,
+  items: { type: 'string', minLength: 3, maxLength: 200, pattern: '^[A-Za-z0-9_*.-]+/[A-Za-z0-9_*./:-]+$' },
+  description: 'MCP tools this workspace may call: `server/tool` patterns, `*` matches any run of characters.',
+};
 
 const fieldSchemas = {
   name: S.name255,
@@ -130,6 +142,10 @@ function assertOrgMayChangeLimits(principal: Principal, body: Fields): void {
       throw AdminErrors.forbidden("A workspace key cannot change its own workspace's limits.", field);
     }
   }
+  // Nor widen its own MCP allow-list.
+  if (principal.workspace_id !== null && body.defaults?.mcp_tools !== undefined) {
+    throw AdminErrors.forbidden("A workspace key cannot change its own workspace's MCP allow-list.", 'defaults.mcp_tools');
+  }
 }
 
 /** The routes; `guardrails` checks the saved guardrails a workspace's defaults name. */
@@ -149,7 +165,7 @@ export const workspaceRoutes = (guardrails: Guardrails): AnyAdminRoute[] => [
         slug: S.slug,
         defaults: {
           type: 'object',
-          properties: { metadata, input_guardrails: guardrailRefs, output_guardrails: guardrailRefs },
+          properties: { metadata, input_guardrails: guardrailRefs, output_guardrails: guardrailRefs, mcp_tools: { ...mcpTools, nullable: true } },
           additionalProperties: false,
         },
       },
@@ -169,7 +185,12 @@ export const workspaceRoutes = (guardrails: Guardrails): AnyAdminRoute[] => [
         name: body.name,
         description: body.description ?? null,
         organisation_id: principal.organisation_id,
-        defaults: { metadata: body.defaults?.metadata ?? {}, is_default: 0, ...lists },
+        defaults: {
+          metadata: body.defaults?.metadata ?? {},
+          is_default: 0,
+          ...lists,
+          ...(body.defaults?.mcp_tools == null ? {} : { mcp_tools: body.defaults.mcp_tools }),
+        },
         usage_limits: usageLimits(body.usage_limits ?? []),
         rate_limits: body.rate_limits ?? [],
         status: 'active',
@@ -254,6 +275,7 @@ export const workspaceRoutes = (guardrails: Guardrails): AnyAdminRoute[] => [
             user_api_key_config: { type: 'string', minLength: 1, maxLength: 255, nullable: true },
             input_guardrails: guardrailRefs,
             output_guardrails: guardrailRefs,
+            mcp_tools: { ...mcpTools, nullable: true },
           },
           additionalProperties: false,
         },
@@ -268,6 +290,7 @@ export const workspaceRoutes = (guardrails: Guardrails): AnyAdminRoute[] => [
       const ref = body.defaults?.user_api_key_config;
       const configId = ref === undefined || ref === null ? ref : userKeyConfig(store, ws, ref);
       const lists = guardrailDefaults(guardrails, body.defaults, ws.id);
+      const mcp = body.defaults?.mcp_tools;
       store.c.workspaces.update(ws.id, (w) => ({
         ...w,
         name: body.name ?? w.name,
@@ -277,6 +300,8 @@ export const workspaceRoutes = (guardrails: Guardrails): AnyAdminRoute[] => [
           metadata: body.defaults?.metadata ?? w.defaults.metadata,
           ...(configId === undefined ? {} : { user_api_key_config: configId }),
           ...lists,
+          // null removes the allow-list (every enabled tool again); absent keeps it.
+          ...(mcp === undefined ? {} : { mcp_tools: mcp === null ? undefined : mcp }),
         },
         usage_limits: body.usage_limits === undefined ? w.usage_limits : usageLimits(body.usage_limits),
         rate_limits: body.rate_limits ?? w.rate_limits,

@@ -69,6 +69,30 @@ const MAX_METADATA_VALUE = 128;
 /** `_user` is a user, not a dimension: it would make a bucket per user. */
 export const USER_METADATA_KEY = '_user';
 
+/**
+ * MCP calls (tools/call, resources/read, prompts/get) are rolled up in the same buckets under
+ * their own key values: provider `mcp:<server>`, model `<method> <tool>`. No model provider is
+ * named with a colon, so the two never mix; every read but `/groups/mcp` leaves MCP buckets out
+ * (query.ts `matcher`), so model traffic graphs, costs and groups are what they were.
+ */
+export const MCP_PROVIDER_PREFIX = 'mcp:';
+const MAX_MCP_SERVER = 64;
+const MAX_MODEL = 128;
+
+export const isMcpBucket = (key: BucketKey): boolean => key[2].startsWith(MCP_PROVIDER_PREFIX);
+
+/** The provider and model key values of an MCP call. */
+export function mcpDimensions(call: { server: string | null; method: string; tool: string | null }): { provider: string; model: string } {
+  const method = call.method;
+  return { provider: `${MCP_PROVIDER_PREFIX}${(call.server ?? '').slice(0, MAX_MCP_SERVER)}`, model: `${method} ${(call.tool ?? '').slice(0, MAX_MODEL - method.length - 1)}` };
+}
+
+/** The server, method and tool of an MCP bucket's key (`mcpDimensions` read back). */
+export function mcpOfKey(key: BucketKey): { server: string; method: string; tool: string } {
+  const space = key[3].indexOf(' ');
+  return { server: key[2].slice(MCP_PROVIDER_PREFIX.length), method: space === -1 ? key[3] : key[3].slice(0, space), tool: space === -1 ? '' : key[3].slice(space + 1) };
+}
+
 export function emptyBucket(): Bucket {
   // Always this field order: the databases share msgpack structures, one per record shape.
   // `guardrails` is not here: it is appended to the buckets that need it (a second shape only).

@@ -11,7 +11,8 @@
  * metadata.
  */
 import { S } from '../../core/index.js';
-import { metadataPairs, type Bucket, type BucketKey, type UserCounts } from './bucket.js';
+import { mcpOfKey, metadataPairs, type Bucket, type BucketKey, type UserCounts } from './bucket.js';
+import { accumulate, denseHistogram, percentile } from './histogram.js';
 import { PHASES, SLOTS, VERDICTS, type Phase } from './guardrail-counts.js';
 import { cents, round3 } from './graphs.js';
 import type { Visit } from './query.js';
@@ -58,6 +59,17 @@ export const groupSchemas = {
   providers: traffic({ provider: S.str }),
   apiKeys: traffic({ api_key_id: S.str, api_key_name: { ...S.strOrNull, description: 'null when the key is gone or not the caller\'s to see.' } }),
   workspaces: traffic({ workspace_id: S.str, workspace_slug: { ...S.strOrNull, description: 'null when the workspace is gone.' } }),
+  mcp: group({
+    server: { ...S.str, description: 'The MCP server slug.' },
+    method: { ...S.str, description: '`tools/call`, `resources/read` or `prompts/get`.' },
+    tool: { ...S.str, description: 'The tool, prompt name or resource URI.' },
+    requests: S.int,
+    errors: { ...S.int, description: 'Calls whose outcome was not `ok`: a JSON-RPC error, a tool result with `isError`, refused by the gateway, or cancelled.' },
+    avg_latency: { ...S.num, description: 'Mean time from request to last byte (ms).' },
+    p50_latency: { ...S.num, description: 'Median (ms), within one histogram bin (±12 %).' },
+    p95_latency: { ...S.num, description: '95th percentile (ms), within one histogram bin (±12 %).' },
+    last_seen: S.str,
+  }),
   guardrails: S.record({
     object: { type: 'string', const: 'list' },
     total: { ...S.int, description: 'Rows: distinct (check, phase) pairs that ran in the range.' },
@@ -222,6 +234,61 @@ export const apiKeysGroup = (scan: Scan, nameOf: (id: string) => string | null, 
 
 export const workspacesGroup = (scan: Scan, slugOf: (id: string) => string | null, p: Page): GroupList<{ workspace_id: string; workspace_slug: string | null } & TrafficCounts> =>
   trafficGroup(scan, 'workspace', (id) => ({ workspace_id: id, workspace_slug: slugOf(id) }), p);
+
+interface McpRow {
+  key: BucketKey;
+  requests: number;
+  errors: number;
+  latency: number;
+  hist: Float64Array;
+  last_at: number;
+}
+
+export interface McpGroupRow {
+  server: string;
+  method: string;
+  tool: string;
+  requests: number;
+  errors: number;
+  avg_latency: number;
+  p50_latency: number;
+  p95_latency: number;
+  last_seen: string;
+  object: 'analytics-group';
+}
+
+/**
+ * MCP calls per server, method and tool (or prompt, or resource), most requests first. Reads the
+ * MCP buckets only: the route asks for them (`filters.mcp`), every other group leaves them out.
+ */
+export function mcpGroup(scan: Scan, p: Page): GroupList<McpGroupRow> {
+  const rows = new Map<string, McpRow>();
+  scan((bucket, key) => {
+    const name = `${key[2]}\u0000${key[3]}`;
+    let row = rows.get(name);
+    if (row === undefined) rows.set(name, (row = { key, requests: 0, errors: 0, latency: 0, hist: denseHistogram(), last_at: 0 }));
+    row.requests += bucket.requests;
+    row.errors += bucket.errors;
+    row.latency += bucket.latency_ms;
+    accumulate(row.hist, bucket.hist);
+    if (bucket.last_at > row.last_at) row.last_at = bucket.last_at;
+  });
+  return page(
+    rows,
+    (r) => r.requests,
+    (_name, r) => ({
+      ...mcpOfKey(r.key),
+      requests: r.requests,
+      errors: r.errors,
+      avg_latency: r.requests === 0 ? 0 : round3(r.latency / r.requests),
+      p50_latency: round3(percentile(r.hist, 0.5)),
+      p95_latency: round3(percentile(r.hist, 0.95)),
+      last_seen: new Date(r.last_at).toISOString(),
+      object: 'analytics-group' as const,
+    }),
+    p,
+  );
+}
 
 interface GuardrailRow {
   check: string;

@@ -13,11 +13,13 @@
  * flushes with additive upserts and reads the sums over every host. The driver is chosen once.
  *
  * Put it first in the pipeline: response hooks run in reverse, so the first plugin sees the final
- * outcome of everything after it. Only model calls and pass-through calls are counted (the
- * admin API and health checks are not traffic). `meterUsage` makes the core measure tokens.
+ * outcome of everything after it. Only model calls, pass-through calls and MCP calls are counted
+ * (the admin API, health checks and MCP protocol messages are not traffic); MCP calls go to buckets
+ * of their own (provider `mcp:<server>`, model `<method> <tool>`), read by `/groups/mcp` only.
+ * `meterUsage` makes the core measure tokens.
  */
 import {
-  optionalService, adminRoutes, buildLogRecord, definePlugin, type GatewayContext, type Outcome } from '../../core/index.js';
+  optionalService, adminRoutes, buildLogRecord, definePlugin, mcpCallOf, type GatewayContext, type Outcome } from '../../core/index.js';
 import { analyticsOptionsSchema, type AnalyticsOptions } from './schema.js';
 import { createRollupWith } from './rollup.js';
 import { analyticsRoutes } from './routes.js';
@@ -25,6 +27,7 @@ import { oldestMinute } from './retention.js';
 import { openLmdbStore, type AnalyticsStore } from './store.js';
 import { openPgStore } from './pg-store.js';
 import { withUnflushed } from './live.js';
+import { mcpDimensions } from './bucket.js';
 
 declare module '../../core/context.js' {
   interface ContextVars {
@@ -51,7 +54,13 @@ export default definePlugin<AnalyticsOptions>({
         if (attempt.number === 0) ctx.set('analyticsFirstOption', attempt.target.path ?? 'config');
       },
       onDone(ctx: GatewayContext, outcome: Outcome) {
-        if (ctx.route.kind !== 'model' && ctx.route.kind !== 'passthrough') return;
+        if (ctx.route.kind !== 'model' && ctx.route.kind !== 'passthrough') {
+          const call = mcpCallOf(ctx);
+          if (call === undefined) return;
+          const record = buildLogRecord(ctx, outcome, pricer());
+          rollup.add(record, { error: record.mcp?.outcome !== 'ok', fallback: false, ...mcpDimensions({ server: call.server, method: call.method!, tool: call.tool }) });
+          return;
+        }
         const record = buildLogRecord(ctx, outcome, pricer());
         const first = ctx.get('analyticsFirstOption');
         rollup.add(record, {

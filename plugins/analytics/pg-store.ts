@@ -220,7 +220,9 @@ async function load<R extends RowOf<object>, V>(pool: pg.Pool, q: Query, oldest:
   const out: Array<[V, BucketKey]> = [];
   for (const s of segments(q.from, q.to, q.step, oldest)) {
     const params: unknown[] = [s.db === 'minutes' ? 'm' : 'h', s.from, s.to];
-    let sql = `SELECT workspace_id, minute, provider, model, status, cache, api_key, metadata, ${columns} FROM ${TABLE} WHERE tier = $1 AND minute >= $2 AND minute < $3 ${extra}`;
+    // MCP call rows (provider `mcp:<server>`) only for /groups/mcp, never for the others (the matcher checks it too).
+    const mcp = q.filters.mcp === true ? "AND provider LIKE 'mcp:%'" : "AND provider NOT LIKE 'mcp:%'";
+    let sql = `SELECT workspace_id, minute, provider, model, status, cache, api_key, metadata, ${columns} FROM ${TABLE} WHERE tier = $1 AND minute >= $2 AND minute < $3 ${mcp} ${extra}`;
     if (q.workspaces !== null) {
       params.push(q.workspaces);
       sql += ' AND workspace_id = ANY($4::text[])';

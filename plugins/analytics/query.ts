@@ -13,7 +13,7 @@
  * from its whole hour instead (the range widens to the hour rather than losing counts).
  */
 import type { BucketDb, Tier } from './rollup.js';
-import { metadataPairs, type Bucket, type BucketKey, type UserCounts } from './bucket.js';
+import { isMcpBucket, metadataPairs, type Bucket, type BucketKey, type UserCounts } from './bucket.js';
 import type { Fold } from './folds.js';
 
 export interface Filters {
@@ -22,6 +22,11 @@ export interface Filters {
   models?: ReadonlySet<string>;
   apiKeys?: ReadonlySet<string>;
   metadata?: ReadonlyArray<[string, string]>;
+  /**
+   * true: MCP call buckets only (`/groups/mcp`). Absent: MCP buckets are left out, so every other
+   * graph and group reads model and pass-through traffic only (see bucket.ts MCP_PROVIDER_PREFIX).
+   */
+  mcp?: true;
 }
 
 export interface Query {
@@ -86,10 +91,12 @@ export function workspacesIn(db: BucketDb): string[] {
 
 export function matcher(filters: Filters): (key: BucketKey) => boolean {
   const { statuses, models, apiKeys, metadata } = filters;
-  if (!statuses && !models && !apiKeys && !metadata) return () => true;
+  const mcp = filters.mcp === true;
+  if (!statuses && !models && !apiKeys && !metadata) return (key) => isMcpBucket(key) === mcp;
   // One parse per distinct metadata dimension, not per bucket.
   const metadataMatches = new Map<string, boolean>();
   return (key) => {
+    if (isMcpBucket(key) !== mcp) return false;
     if (statuses && !statuses.has(key[4])) return false;
     if (models && !models.has(`${key[2]}__${key[3]}`)) return false;
     if (apiKeys && !apiKeys.has(key[6])) return false;

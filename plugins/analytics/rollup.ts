@@ -64,8 +64,19 @@ export interface RollupOptions {
   max_metadata_sets: number;
 }
 
+/**
+ * What `add` needs besides the record. `provider` and `model`, when given, replace the record's
+ * as the bucket's key values (MCP calls: see bucket.ts `mcpDimensions`), already bounded.
+ */
+export interface AddFacts {
+  error: boolean;
+  fallback: boolean;
+  provider?: string;
+  model?: string;
+}
+
 export interface Rollup {
-  add(record: LogRecord, facts: { error: boolean; fallback: boolean }): void;
+  add(record: LogRecord, facts: AddFacts): void;
   /** Writes what is pending; resolves once it is committed. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -162,8 +173,8 @@ export function createRollupWith(write: RollupWrite, options: RollupOptions, log
       const workspace = record.workspace_id ?? '';
       const at = Date.parse(record.created_at);
       const minute = minuteOf(at);
-      const provider = (record.provider ?? '').slice(0, 64);
-      const model = (record.model ?? '').slice(0, 128);
+      const provider = facts.provider ?? (record.provider ?? '').slice(0, 64);
+      const model = facts.model ?? (record.model ?? '').slice(0, 128);
       const apiKey = record.api_key_id ?? '';
       const metadata = metadataOf(record, workspace, minute);
       // The bucket's identity, length-prefixed so that no two keys collide; the key array itself

@@ -1,15 +1,18 @@
 /**
  * The analytics API (admin-api.md §16, our conventions): twelve graphs, the cache summary and
- * seven group lists (the reference's three; guardrail verdicts by check; traffic per provider,
- * per API key and per workspace), all `GET`, scope `analytics.view`, level workspace (a workspace
+ * eight group lists (the reference's three; guardrail verdicts by check; traffic per provider,
+ * per API key and per workspace; MCP calls per server and tool), all `GET`, scope
+ * `analytics.view`, level workspace (a workspace
  * key reads its own workspace; an organisation key every workspace, or the one it names).
  *
- * Every route reads rollup buckets (see query.ts), never request logs.
+ * Every route reads rollup buckets (see query.ts), never request logs. MCP calls have buckets of
+ * their own that only `/groups/mcp` reads: the graphs, the cache summary and the other groups
+ * count model and pass-through traffic only, as before.
  */
 import { defineAdminRoute, S, type AdminInput, type AnyAdminRoute } from '../../core/index.js';
 import { cacheSummary, graphs, timestamp, type Graph } from './graphs.js';
 import { sums } from './folds.js';
-import { apiKeysGroup, groupSchemas, guardrailsGroup, metadataGroup, modelsGroup, providersGroup, usersGroup, workspacesGroup, type Page } from './groups.js';
+import { apiKeysGroup, groupSchemas, guardrailsGroup, mcpGroup, metadataGroup, modelsGroup, providersGroup, usersGroup, workspacesGroup, type Page } from './groups.js';
 import { commonParams, hasDimensionFilters, queryOf, REQUIRED_PARAMS, type CommonParams } from './params.js';
 import type { Query } from './query.js';
 import type { AnalyticsStore } from './store.js';
@@ -154,6 +157,18 @@ export function analyticsRoutes(deps: RouteDeps): AnyAdminRoute[] {
       query: query(paged),
       response: groupSchemas.guardrails,
       handler: async (input) => guardrailsGroup(await store.buckets(queryFor(input)), page(input.query)),
+    }),
+    defineAdminRoute<never, Params>({
+      ...base,
+      path: '/v1/analytics/groups/mcp',
+      summary:
+        'MCP calls (`tools/call`, `resources/read`, `prompts/get`) per server, method and tool: requests, errors (outcome not `ok`), mean, p50 and p95 latency (ms), last seen; most requests first. MCP calls are counted here only, not in the graphs or the other groups',
+      query: query(paged),
+      response: groupSchemas.mcp,
+      handler: async (input) => {
+        const q = queryFor(input);
+        return mcpGroup(await store.buckets({ ...q, filters: { ...q.filters, mcp: true } }), page(input.query));
+      },
     }),
   ];
 

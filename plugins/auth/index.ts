@@ -1,5 +1,6 @@
 /**
- * The `auth` plugin: `x-gateway-api-key` (or a JWT in the same header) → the request's
+ * The `auth` plugin: `x-gateway-api-key` (or a JWT in the same header; on MCP routes also
+ * `Authorization: Bearer`) → the request's
  * principal (organisation, workspace, key kind, scopes, user, role), set as `ctx.get('principal')`.
  *
  * A missing, unknown, expired or revoked key is 401. Model routes and pass-through need the
@@ -20,6 +21,20 @@ import { principalRoute } from './principal-route.js';
 function isPublic(ctx: GatewayContext): boolean {
   const route = ctx.route;
   return route.kind === 'plugin' && (route.route.meta as { public?: boolean } | undefined)?.public === true;
+}
+
+/**
+ * The credential: `x-gateway-api-key`, or on routes whose clients can only send a bearer token
+ * (MCP clients: route meta `bearerAuth`) `Authorization: Bearer <gateway key>`. On model routes
+ * `Authorization` is the provider's key in direct mode, so it is never read there.
+ */
+function credentialOf(ctx: GatewayContext): string | undefined {
+  const raw = headerString(ctx.headers, 'x-gateway-api-key');
+  if (raw !== undefined && raw.length > 0) return raw;
+  const route = ctx.route;
+  if (route.kind !== 'plugin' || (route.route.meta as { bearerAuth?: boolean } | undefined)?.bearerAuth !== true) return undefined;
+  const bearer = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(headerString(ctx.headers, 'authorization') ?? '');
+  return bearer?.[1];
 }
 
 export default definePlugin<AuthOptions>({
@@ -45,8 +60,8 @@ export default definePlugin<AuthOptions>({
       // request wait a microtask turn. Only a JWT or a key unknown to this host's replica waits.
       onRequest(ctx): void | Promise<void> {
         if (isPublic(ctx)) return;
-        const raw = headerString(ctx.headers, 'x-gateway-api-key');
-        if (raw === undefined || raw.length === 0) throw AuthErrors.missingKey();
+        const raw = credentialOf(ctx);
+        if (raw === undefined) throw AuthErrors.missingKey();
         if (jwt !== undefined && looksLikeJwt(raw)) return jwt.verify(raw).then((principal) => admit(ctx, principal));
         if (replica === undefined) return admit(ctx, keys.resolve(raw, Date.now()));
         const found = keys.find(raw, Date.now());

@@ -16,6 +16,10 @@
  *                      (`on_fail` / `on_success`) is recorded; results go to the log record,
  *                      metrics and analytics (ctx var `guardrailResults`)
  *
+ *   checkTexts (service)  texts that are not a model request or answer (MCP tool arguments and
+ *                      results): the key's and workspace's guardrails, results in the same
+ *                      `guardrailResults`, async ones settled in onResponseEnd
+ *
  * A request no guardrail applies to costs a few property reads per hook.
  */
 import {
@@ -29,6 +33,8 @@ import {
   type GuardrailService,
   type ResponseHead,
   type SseEvent,
+  type TextSubject,
+  type TextVerdict,
   type UpstreamAttempt,
 } from '../../core/index.js';
 import { CheckRegistry, type Guardrail } from './registry.js';
@@ -153,6 +159,7 @@ export default definePlugin<GuardrailsOptions>({
         }
         return null;
       },
+      checkTexts: (ctx, phase, parts, about) => checkTexts(ctx, phase, parts, about),
     };
     app.provide('guardrails', service);
 
@@ -171,6 +178,50 @@ export default definePlugin<GuardrailsOptions>({
         requestSignal: () => ctx.signal,
         pool,
       };
+    }
+
+    /**
+     * Guardrails on texts that are not a model request or answer (MCP arguments and results): the
+     * key's and workspace's (there is no routing config on those routes, so one leaf, `config`).
+     * The request's state is made on first use, so `onResponseEnd` runs the async ones, records
+     * feedback and hands the results to the log record as for a model request.
+     */
+    function checkTexts(ctx: GatewayContext, phase: 'input' | 'output', parts: string[] | (() => string[]), about: TextSubject): ReturnType<GuardrailService['checkTexts']> {
+      let state = ctx.get('guardrailState');
+      let plan = state?.plan;
+      if (plan === undefined) {
+        plan = resolver.resolve(ctx, actingWorkspace(app, ctx));
+        if (plan === undefined) return undefined;
+      }
+      const leaf = plan.leaves.get('config') ?? (plan.leaves.size === 1 ? plan.leaves.values().next().value : undefined);
+      const guardrails = phase === 'input' ? leaf?.input : leaf?.output;
+      if (guardrails === undefined || guardrails.length === 0) return undefined;
+      if (state === undefined) {
+        state = { plan, results: { before_request_hooks: [], after_request_hooks: [] }, later: [], inputBeforeRouting: true, ranInput: undefined, outputDone: true, stream: undefined };
+        ctx.set('guardrailState', state);
+        ctx.set('guardrailResults', state.results);
+      }
+      const s = state;
+      const subject: Subject = {
+        phase,
+        route: about.route,
+        parts: typeof parts === 'function' ? parts() : parts,
+        request: undefined,
+        response: undefined,
+        model: about.model,
+        provider: about.provider,
+        metadata: ctx.metadata,
+        requestSignal: () => ctx.signal,
+        pool,
+      };
+      const deferred = later(guardrails);
+      const apply = (v: Verdicts): TextVerdict => {
+        (phase === 'input' ? s.results.before_request_hooks : s.results.after_request_hooks).push(...v.outcomes);
+        if (deferred.length > 0) s.later.push({ guardrails: deferred, subject: { ...subject, parts: v.parts } });
+        return { denied: v.denied, parts: v.parts, redacted: v.redacted, outcomes: v.outcomes };
+      };
+      const v = runGuardrails(sync(guardrails), subject);
+      return isPromise<Verdicts>(v) ? v.then(apply) : apply(v);
     }
 
     /** The leaf that answered (or is being tried): its guardrails. */

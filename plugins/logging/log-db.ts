@@ -28,7 +28,7 @@ export const LOGS_DB = 'logs';
  * - Processes sharing the data dir agree on the shapes: a new shape is saved with a compare in a
  *   write transaction, and a process that lost the race reloads them and encodes again.
  */
-const SHARED_SHAPES = new Set(['trace_id', 'total_ms', 'prompt_tokens', 'passed', 'before_request_hooks', 'duration_ms']);
+const SHARED_SHAPES = new Set(['trace_id', 'total_ms', 'prompt_tokens', 'passed', 'before_request_hooks', 'duration_ms', 'argument_bytes']);
 const SHAPES_KEY = 'shapes';
 
 type Shapes = unknown[];

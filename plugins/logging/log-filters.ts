@@ -3,7 +3,7 @@
  * index terms a walk may use (log-query.ts) and a predicate on the rest. Exact matches on the
  * record's fields; `status` is a comma list; `metadata` a JSON object whose every pair must match.
  *
- * `virtual_key`, `config` and `route` have no index (a walk reads records for them): they narrow
+ * `virtual_key`, `config`, `route`, `mcp_server` and `mcp_tool` have no index (a walk reads records for them): they narrow
  * what the indexed terms or the time order find. Records written before an index on them would
  * have no entries, so a predicate is the only answer that never hides an older record.
  */
@@ -25,6 +25,8 @@ export interface LogListQuery {
   virtual_key?: string;
   config?: string;
   route?: string;
+  mcp_server?: string;
+  mcp_tool?: string;
   cursor?: string;
   current_page: number;
   page_size: number;
@@ -57,8 +59,10 @@ export const logListQuerySchema: S.JsonSchema = {
       maxLength: 1024,
       description:
         'Comma list of routes (the record\'s `route`): `chat.completions`, `completions`, `embeddings`, `moderations`, `responses`, `messages`, ' +
-        '`messages.count_tokens` (model calls), `passthrough`, `plugin` (admin API and other plugin routes), `not_found`, `method_not_allowed`, `health`.',
+        '`messages.count_tokens` (model calls), `passthrough`, `mcp` (MCP endpoints), `plugin` (admin API and other plugin routes), `not_found`, `method_not_allowed`, `health`.',
     },
+    mcp_server: { ...str255, description: 'The MCP server slug of an MCP request (the record\'s `mcp.server`).' },
+    mcp_tool: { type: 'string', minLength: 1, maxLength: 2048, description: 'The tool, prompt name or resource URI of an MCP call (the record\'s `mcp.tool`).' },
     cursor: { type: 'string', pattern: '^[0-9a-f-]{1,36}$', description: 'The `next_cursor` of the previous page: the page after it (opaque).' },
     ...S.pagination,
   },
@@ -71,13 +75,15 @@ export interface LogFilter {
   terms: Term[];
   /** The workspace the caller is held to, if any. */
   workspaceId: string | undefined;
-  /** Every condition besides time is an index term (no metadata, virtual key, config or route): the index alone can count. */
+  /** Every condition besides time is an index term (no metadata, virtual key, config, route or MCP field): the index alone can count. */
   covered: boolean;
   /** The unindexed equality filters (PostgreSQL puts them in its WHERE; `match` checks them too). */
   virtualKey: string | undefined;
   /** The record `config` values that match (see {@link configSources}). */
   configs: string[] | undefined;
   routes: string[] | undefined;
+  mcpServer: string | undefined;
+  mcpTool: string | undefined;
   match(record: StoredLog): boolean;
 }
 
@@ -146,10 +152,12 @@ export function logFilter(query: LogListQuery, workspace: Records.Workspace | nu
     toMs,
     terms,
     workspaceId,
-    covered: pairs.length === 0 && query.virtual_key === undefined && configs === undefined && routes === undefined,
+    covered: pairs.length === 0 && query.virtual_key === undefined && configs === undefined && routes === undefined && query.mcp_server === undefined && query.mcp_tool === undefined,
     virtualKey: query.virtual_key,
     configs: configs === undefined ? undefined : [...configs],
     routes: routes === undefined ? undefined : [...routes],
+    mcpServer: query.mcp_server,
+    mcpTool: query.mcp_tool,
     match: (r) =>
       (workspaceId === undefined || r.workspace_id === workspaceId) &&
       (from === undefined || r.created_at >= from) &&
@@ -162,6 +170,8 @@ export function logFilter(query: LogListQuery, workspace: Records.Workspace | nu
       (query.virtual_key === undefined || r.virtual_key === query.virtual_key) &&
       (configs === undefined || (r.config !== null && configs.has(r.config))) &&
       (routes === undefined || routes.has(r.route)) &&
+      (query.mcp_server === undefined || r.mcp?.server === query.mcp_server) &&
+      (query.mcp_tool === undefined || r.mcp?.tool === query.mcp_tool) &&
       metadataMatches(r, pairs),
   };
 }

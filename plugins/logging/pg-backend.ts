@@ -99,6 +99,8 @@ export function pgLogStore(pool: pg.Pool, partitions: PartitionCache): LogStore 
       if (filter.virtualKey !== undefined) w.add((p) => `record->>'virtual_key' = ${p}`, filter.virtualKey);
       if (filter.configs !== undefined) w.add((p) => `record->>'config' = ANY(${p}::text[])`, filter.configs);
       if (filter.routes !== undefined) w.add((p) => `record->>'route' = ANY(${p}::text[])`, filter.routes);
+      if (filter.mcpServer !== undefined) w.add((p) => `record->'mcp'->>'server' = ${p}`, filter.mcpServer);
+      if (filter.mcpTool !== undefined) w.add((p) => `record->'mcp'->>'tool' = ${p}`, filter.mcpTool);
       if (query.cursor !== undefined) w.add((p) => `id < ${p}`, query.cursor);
       const offset = query.current_page * query.page_size;
       const pageEnd = offset + query.page_size;

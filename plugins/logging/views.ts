@@ -57,6 +57,20 @@ const fields: Record<string, S.JsonSchema> = {
   usage: usageSchema,
   cost_cents: S.num,
   priced_as: S.strOrNull,
+  mcp: {
+    type: 'object',
+    nullable: true,
+    description: 'The MCP message of a request on an MCP endpoint (`route: "mcp"`); absent on every other request.',
+    properties: {
+      server: S.strOrNull,
+      method: S.strOrNull,
+      tool: { ...S.strOrNull, description: 'The tool, prompt name or resource URI the call names.' },
+      argument_bytes: S.int,
+      outcome: { ...S.strOrNull, description: '`ok`, `error` (a JSON-RPC error or a tool result with `isError`), `denied` (refused by the gateway), `cancelled`.' },
+      error_code: { type: 'integer', nullable: true, description: 'The JSON-RPC error code the client got, if any.' },
+      upstream_ms: S.num,
+    },
+  },
   request_body: S.strOrNull,
   response_body: S.strOrNull,
 };
@@ -65,6 +79,6 @@ const fields: Record<string, S.JsonSchema> = {
 export const logSchema = S.record(
   fields,
   // error_detail and cache_wait_ms are absent on records written before they existed; guardrails
-  // on records of requests no guardrail applied to.
-  Object.keys(fields).filter((k) => k !== 'request_body' && k !== 'response_body' && k !== 'error_detail' && k !== 'cache_wait_ms' && k !== 'guardrails'),
+  // on records of requests no guardrail applied to; mcp on every request but MCP ones.
+  Object.keys(fields).filter((k) => k !== 'request_body' && k !== 'response_body' && k !== 'error_detail' && k !== 'cache_wait_ms' && k !== 'guardrails' && k !== 'mcp'),
 );

@@ -6,7 +6,7 @@
  * the analytics agree on route, status, provider, model, latency, tokens and cost.
  */
 import { Registry } from 'prom-client';
-import type { LogRecord } from '../../core/index.js';
+import { isMcpCallMethod, type LogRecord } from '../../core/index.js';
 import { LabelSets } from './label-sets.js';
 import { CounterFamily, HistogramFamily, type CounterCell, type HistogramCell } from './series.js';
 
@@ -57,6 +57,22 @@ export function createRequestMetrics(maxLabelSets: number): RequestMetrics {
     registers,
   });
   const checkSets = new LabelSets(maxLabelSets);
+  // MCP calls (tools/call, resources/read, prompts/get; never protocol messages), from the record's `mcp`.
+  const mcpCalls = new CounterFamily({
+    name: 'gateway_mcp_calls_total',
+    help: 'MCP calls (tools/call, resources/read, prompts/get), by server, method, tool (or prompt, or resource) and outcome (ok, error, denied, cancelled).',
+    labelNames: ['server', 'method', 'tool', 'outcome'],
+    registers,
+  });
+  const mcpDuration = new HistogramFamily({
+    name: 'gateway_mcp_call_duration_seconds',
+    help: 'MCP calls from request to last byte, by server and method.',
+    labelNames: ['server', 'method'],
+    buckets,
+    registers,
+  });
+  const mcpCallSets = new LabelSets(maxLabelSets);
+  const mcpDurationSets = new LabelSets(maxLabelSets);
 
   // One cap per metric that takes traffic-derived labels (route and status are bounded by the core).
   // Both reasons exist from the first scrape, so `rate()` and alerts see a 0 rather than no series.
@@ -107,6 +123,16 @@ export function createRequestMetrics(maxLabelSets: number): RequestMetrics {
       if (rec.error_code === 'upstream_invalid_response') counter(invalid, invalidSets, `${provider}\u0000`, () => ({ provider }), ['provider']).value++;
       const reason = rec.error_code === null ? undefined : REJECTIONS.get(rec.error_code);
       if (reason !== undefined) rejections.cell({ reason }).value++;
+      const mcp = rec.mcp;
+      if (mcp !== undefined && isMcpCallMethod(mcp.method)) {
+        const server = mcp.server ?? 'none';
+        const method = mcp.method!;
+        const tool = mcp.tool ?? 'none';
+        const outcome = mcp.outcome ?? 'error';
+        counter(mcpCalls, mcpCallSets, `${server}\u0000${method}\u0000${tool}\u0000${outcome}\u0000`, () => ({ server, method, tool, outcome }), ['server', 'tool']).value++;
+        const cell = mcpDuration.known(`${server}\u0000${method}\u0000`) ?? mcpDuration.cell(mcpDurationSets.admit({ server, method }, ['server']));
+        mcpDuration.observe(cell, l.total_ms / 1000);
+      }
       const g = rec.guardrails;
       if (g !== undefined) {
         for (const [phase, list] of [['input', g.results.before_request_hooks], ['output', g.results.after_request_hooks]] as const) {

@@ -4,7 +4,7 @@
  * and the `x-ratelimit-*` headers of the limit that refused; a pass carries the headers of the
  * tightest limits. Token limits leave a reservation on the context for the reconciliation.
  */
-import type { CounterState, CounterTake, Counters, GatewayContext } from '../../core/index.js';
+import type { CounterState, CounterTake, Counters, GatewayContext, GatewayError } from '../../core/index.js';
 import type { AppliedLimit } from './limits.js';
 import { writeRateHeaders } from './headers.js';
 import { RateLimitErrors } from './errors.js';
@@ -85,8 +85,11 @@ interface Report {
   failed: number;
 }
 
-export function refusal(message: string, retryAfterMs: number, report: Report): Error {
+/** The refusal as thrown: the 429, with the exact wait (`retry-after` is whole seconds) for an MCP answer. */
+export type Refusal = GatewayError & { retryAfterMs: number };
+
+export function refusal(message: string, retryAfterMs: number, report: Report): Refusal {
   const headers: Record<string, string> = { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) };
   writeRateHeaders(headers, report);
-  return RateLimitErrors.exceeded(message, { headers });
+  return Object.assign(RateLimitErrors.exceeded(message, { headers }), { retryAfterMs: Math.max(0, Math.ceil(retryAfterMs)) });
 }

@@ -1,7 +1,9 @@
 /**
  * The `rate-limit` plugin: enforces rate-limit policies (`/v1/policies/rate-limits`) and the
  * `rate_limits` of API keys, workspaces, virtual keys and providers, on every model route and on
- * pass-through, exactly and across processes.
+ * pass-through, exactly and across processes; and the policies that name an MCP key (`mcp_server`,
+ * `mcp_tool`, `mcp_method`) on MCP calls (tools/call, resources/read, prompts/get: never on
+ * protocol messages), refused in JSON-RPC (mcp.ts). Entity limits are for model traffic only.
  *
  *   onRequestBody (after auth and config-strategy: principal and plan known)
  *     collect the limits that apply ── none ─▶ go on (no counters transaction, env not even opened)
@@ -21,7 +23,7 @@
  * Valkey is unreachable under `fail_open`. The mode is chosen once, here at setup.
  */
 import { dirname } from 'node:path';
-import { actingWorkspace, definePlugin, openCounters, type Counters, type GatewayContext } from '../../core/index.js';
+import { actingWorkspace, definePlugin, mcpCallOf, openCounters, type Counters, type GatewayContext } from '../../core/index.js';
 import { rateLimitSchema, type RateLimitOptions } from './schema.js';
 import { createPolicyIndex } from './policies.js';
 import { createEntityLimits } from './entities.js';
@@ -29,6 +31,7 @@ import { createEstimator } from './estimate.js';
 import { enforce } from './enforce.js';
 import type { AppliedLimit } from './limits.js';
 import { createSharedRateLimits, type SharedRateLimits } from './shared.js';
+import { mcpRefusal } from './mcp.js';
 
 /** How often a process sweeps full (expired) counters, and how many it looks at each time. */
 const SWEEP_INTERVAL_MS = 10_000;
@@ -64,10 +67,16 @@ export default definePlugin<RateLimitOptions>({
     /** Every limit that applies to the request; undefined on routes that are never limited. */
     function collectLimits(ctx: GatewayContext): AppliedLimit[] | undefined {
       const kind = ctx.route.kind;
-      if (kind !== 'model' && kind !== 'passthrough') return undefined;
+      if (kind !== 'model' && kind !== 'passthrough') {
+        // An MCP call: the MCP policies only (never token limits, never entity limits).
+        if (kind !== 'plugin' || mcpCallOf(ctx) === undefined) return undefined;
+        const applied: AppliedLimit[] = [];
+        policies.collect(ctx, entities.workspace(actingWorkspace(app, ctx)), applied, true);
+        return applied;
+      }
       const ws = entities.workspace(actingWorkspace(app, ctx));
       const applied: AppliedLimit[] = [];
-      policies.collect(ctx, ws, applied);
+      policies.collect(ctx, ws, applied, false);
       entities.collect(ctx, ws, applied);
       return applied;
     }
@@ -85,6 +94,7 @@ export default definePlugin<RateLimitOptions>({
           if (typeof tokens === 'number') return shared.check(ctx, applied, tokens);
           return tokens.then((n) => shared.check(ctx, applied, n));
         },
+        onResponseHeaders: mcpRefusal,
         onDone(ctx) {
           reconcileTokens(ctx, counters, shared);
         },
@@ -108,6 +118,7 @@ export default definePlugin<RateLimitOptions>({
         if (typeof tokens === 'number') return enforce(ctx, { applied, tokens, counters: openShared() });
         return tokens.then((n) => enforce(ctx, { applied, tokens: n, counters: openShared() }));
       },
+      onResponseHeaders: mcpRefusal,
 
       onDone(ctx) {
         reconcileTokens(ctx, counters);

@@ -9,16 +9,26 @@
  *
  *   workspace id ─▶ general:  [policies with only `*` or workspace_id conditions]
  *                └▶ anchored: condition key ─▶ value ─▶ [policies]
+ *
+ * MCP calls and model traffic are limited apart: a policy that names an MCP key (`mcp_server`,
+ * `mcp_tool`, `mcp_method`) in a condition or in `group_by` applies to MCP calls (tools/call,
+ * resources/read, prompts/get) and only to them; every other policy applies to model and
+ * pass-through requests only, as before. So a policy written for model traffic never starts
+ * counting tool calls, and `{conditions: [{key: 'mcp_server', value: '*'}], group_by: [{key: 'api_key'}]}`
+ * is "every key's MCP calls". Token limits never apply to an MCP call (it uses no tokens).
  */
 import { createHash } from 'node:crypto';
 import type { Collection, GatewayContext, Records } from '../../core/index.js';
 import { compileLimit, type AppliedLimit, type Limit } from './limits.js';
 import { conditionHolds, factOf, type WorkspaceFacts } from './facts.js';
+import { MCP_FACT_KEYS } from '../../core/index.js';
 
 interface CompiledPolicy {
   conditions: ReadonlyArray<Records.PolicyCondition>;
   groupBy: ReadonlyArray<string>;
   limit: Limit;
+  /** Names an MCP key: applies to MCP calls only (and other policies to model traffic only). */
+  mcp: boolean;
 }
 
 interface WorkspacePolicies {
@@ -30,8 +40,8 @@ interface WorkspacePolicies {
 const MAX_GROUP_CHARS = 256;
 
 export interface PolicyIndex {
-  /** Appends the limits of every policy that applies to this request. */
-  collect(ctx: GatewayContext, ws: WorkspaceFacts, out: AppliedLimit[]): void;
+  /** Appends the limits of every policy that applies to this request (`mcp`: an MCP call's, else a model request's). */
+  collect(ctx: GatewayContext, ws: WorkspaceFacts, out: AppliedLimit[], mcp: boolean): void;
 }
 
 export function createPolicyIndex(policies: Collection<Records.RateLimitPolicy>): PolicyIndex {
@@ -50,16 +60,16 @@ export function createPolicyIndex(policies: Collection<Records.RateLimitPolicy>)
   }
 
   return {
-    collect(ctx, ws, out) {
+    collect(ctx, ws, out, mcp) {
       const index = current();
       if (index.size === 0) return;
       const mine = index.get(ws.id);
       if (mine === undefined) return;
-      for (const p of mine.general) apply(ctx, ws, p, out);
+      for (const p of mine.general) if (p.mcp === mcp) apply(ctx, ws, p, out);
       for (const [key, byValue] of mine.anchored) {
         const value = factOf(ctx, ws, key);
         const candidates = value === undefined ? undefined : byValue.get(value);
-        if (candidates !== undefined) for (const p of candidates) apply(ctx, ws, p, out);
+        if (candidates !== undefined) for (const p of candidates) if (p.mcp === mcp) apply(ctx, ws, p, out);
       }
     },
   };
@@ -71,7 +81,10 @@ function build(records: ReadonlyArray<Records.RateLimitPolicy>): Map<string, Wor
     const label = record.name ? `policy "${record.name}"` : `policy ${record.id}`;
     const limit = compileLimit(`pol:${record.id}`, label, record.type, record.unit, record.value);
     if (limit === undefined) continue;
-    const policy: CompiledPolicy = { conditions: record.conditions, groupBy: record.group_by.map((g) => g.key), limit };
+    const mcp = record.conditions.some((c) => MCP_FACT_KEYS.has(c.key)) || record.group_by.some((g) => MCP_FACT_KEYS.has(g.key));
+    // An MCP call uses no tokens: a token limit on MCP calls would never count anything.
+    if (mcp && limit.type === 'tokens') continue;
+    const policy: CompiledPolicy = { conditions: record.conditions, groupBy: record.group_by.map((g) => g.key), limit, mcp };
     let ws = index.get(record.workspace_id);
     if (ws === undefined) index.set(record.workspace_id, (ws = { general: [], anchored: new Map() }));
     const anchor = record.conditions.find((c) => c.key !== 'workspace_id' && c.value !== '*');

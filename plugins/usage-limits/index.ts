@@ -33,6 +33,7 @@ import {
   adminRoutes,
   definePlugin,
   listPage,
+  mcpCallOf,
   S,
   type AnyAdminRoute,
   type GatewayContext,
@@ -43,6 +44,8 @@ import { createLedger } from './ledger.js';
 import { createLocalBudgets } from './local.js';
 import { createReservations } from './reserve.js';
 import { createSharedBudgets } from './shared.js';
+
+const NO_BUDGETS: Budget[] = [];
 
 interface Options {
   flush_ms: number;
@@ -112,7 +115,11 @@ export default definePlugin<Options>({
     const routes = adminRoutes(app, [alertsRoute()]);
     /** Every budget that applies to the request; undefined on routes that are never budgeted. */
     function collectBudgets(ctx: GatewayContext): Budget[] | undefined {
-      if (ctx.route.kind !== 'model' && ctx.route.kind !== 'passthrough') return undefined;
+      if (ctx.route.kind !== 'model' && ctx.route.kind !== 'passthrough') {
+        // An MCP call has no budget (no cost, no tokens), but rate-limit may limit it: in
+        // distributed mode this seat still submits (nothing), so the shared script runs the claims.
+        return ctx.route.kind === 'plugin' && mcpCallOf(ctx) !== undefined ? NO_BUDGETS : undefined;
+      }
       const now = new Date();
       const ws = workspaceFacts(store, actingWorkspace(app, ctx));
       const list = activePolicies();

@@ -1,0 +1,103 @@
+/**
+ * What the MCP gateway adds to a tool call (issue 16): `tools/call` of an echo tool through the
+ * shipped pipeline (`/<slug>/mcp`, a workspace key with `mcp.invoke`, every call logged) against
+ * the same call straight to the same MCP server, one call at a time, in interleaved rounds.
+ *
+ *   SDK client ──────────────────────────────► MCP server (SDK, Streamable HTTP)     direct
+ *   SDK client ──► gateway ── SDK client ────► MCP server                            gateway
+ *
+ * The MCP server runs in the bench driver (the test suite's server, test/helpers/mcp-upstream.ts),
+ * so both paths share its cost and the client's; the difference of the p50s is the gateway's.
+ * Target: ≤ 0.3 ms added at p50.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Scenario } from '../lib/scenario.js';
+import { median, percentile, round } from '../lib/stats.js';
+import { fmt, fmtDelta } from '../lib/table.js';
+import { startMcpUpstream } from '../../test/helpers/mcp-upstream.js';
+import { startDefaultPipeline } from './default-pipeline.js';
+
+const MAX_ADDED_P50_MS = 0.3;
+const ROUNDS = 6;
+const CALLS_PER_ROUND = 400;
+const WARMUP = 200;
+
+async function admin(origin: string, key: string, path: string, body: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${origin}${path}`, { method: 'POST', headers: { 'x-gateway-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const answer = (await res.json()) as Record<string, unknown>;
+  if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+  return answer;
+}
+
+async function client(url: string, headers: Record<string, string>): Promise<Client> {
+  const c = new Client({ name: 'bench', version: '1' });
+  await c.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  return c;
+}
+
+/** Sequential calls; per-call latency in ms. */
+async function calls(c: Client, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await c.callTool({ name: 'echo', arguments: { text: 'bench' } });
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+export const mcp: Scenario = {
+  name: 'mcp',
+  isolates: 'tools/call through the MCP gateway (shipped pipeline, logged) against the same call straight to the MCP server, c=1',
+  async run(ctx) {
+    const teardowns: Array<() => unknown> = [];
+    const upstream = await startMcpUpstream({ teardown: (fn) => teardowns.push(fn) });
+    const [, , plain] = ctx.targets;
+    const { gateway, request } = await startDefaultPipeline(ctx, plain!.chatRequest());
+    const clients: Client[] = [];
+    try {
+      const adminKey = request.headers['x-gateway-api-key']!;
+      await admin(gateway.url, adminKey, '/v1/mcp-integrations', { name: 'bench', slug: 'bench-int', url: upstream.url, transport: 'http', auth_type: 'none', workspace_id: 'default' });
+      await admin(gateway.url, adminKey, '/v1/mcp-servers', { name: 'bench', slug: 'bench', mcp_integration_id: 'bench-int', workspace_id: 'default' });
+      const key = (await admin(gateway.url, adminKey, '/v1/api-keys/workspace/service', { name: 'bench agent', scopes: ['mcp.invoke'], workspace_id: 'default' })).key as string;
+      const direct = await client(upstream.url, {});
+      const through = await client(`${gateway.url}/bench/mcp`, { authorization: `Bearer ${key}` });
+      clients.push(direct, through);
+      await calls(direct, WARMUP);
+      await calls(through, WARMUP);
+      const samples = { direct: [] as number[], gateway: [] as number[] };
+      const p50s = { direct: [] as number[], gateway: [] as number[] };
+      for (let r = 0; r < ROUNDS; r++) {
+        ctx.log(`mcp round ${r + 1}/${ROUNDS}`);
+        // Alternate which goes first, so drift spreads over both.
+        const order: Array<'direct' | 'gateway'> = r % 2 === 0 ? ['direct', 'gateway'] : ['gateway', 'direct'];
+        for (const which of order) {
+          const got = await calls(which === 'direct' ? direct : through, CALLS_PER_ROUND);
+          samples[which].push(...got);
+          p50s[which].push(percentile(got, 50));
+        }
+      }
+      const added = p50s.gateway.map((g, i) => g - p50s.direct[i]!);
+      const addedP50 = median(added);
+      const row = (name: string, s: number[]): string[] => [name, fmt(percentile(s, 50), 3), fmt(percentile(s, 99), 3), fmt(1000 / (s.reduce((a, b) => a + b, 0) / s.length), 0)];
+      return {
+        name: this.name,
+        isolates: this.isolates,
+        table: {
+          title: `MCP tools/call, c=1, ${ROUNDS} rounds × ${CALLS_PER_ROUND} calls`,
+          columns: ['path', 'p50 ms', 'p99 ms', 'calls/s'],
+          rows: [row('direct to the MCP server', samples.direct), row('through the gateway', samples.gateway), ['added at p50 (median of rounds)', fmtDelta(addedP50), '', '']],
+        },
+        notes: [`added p50 per round (ms): ${added.map((a) => fmtDelta(a)).join(', ')}`],
+        checks: [{ name: 'MCP tools/call added at p50', value: round(addedP50, 3), target: `≤ ${MAX_ADDED_P50_MS} ms`, unit: 'ms', pass: addedP50 <= MAX_ADDED_P50_MS }],
+        headlines: [['MCP tools/call added p50', `${fmtDelta(addedP50)} ms`]],
+        data: { rounds: ROUNDS, callsPerRound: CALLS_PER_ROUND, p50s, added },
+      };
+    } finally {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+      await gateway.stop();
+      for (const fn of teardowns.reverse()) await fn();
+    }
+  },
+};

@@ -1,0 +1,222 @@
+/**
+ * The `mcp-gateway` plugin: MCP servers registered in the admin API (`/v1/mcp-integrations`,
+ * `/v1/mcp-servers`) reachable through the gateway over MCP's Streamable HTTP transport, with
+ * the gateway's keys, allow-lists, logs and limits.
+ *
+ *   POST|GET|DELETE /<server slug>/mcp     one registered server (the `url` its record shows)
+ *   POST|GET|DELETE /v1/mcp                every server the key may use, names `<slug>__<name>`
+ *
+ *   onRequestBody   parse the JSON-RPC message into `mcpCall` (server, method, tool, argument size)
+ *                   so rate limits can group by `mcp_server` / `mcp_tool` before the handler runs
+ *   handler         key with `mcp.invoke` ─▶ session (the key's own) ─▶ SDK Server (proxy.ts)
+ *                   ─▶ SDK Client per upstream (upstream.ts: credentials injected, SSRF guard)
+ *   transport.send  each response fills in `mcpCall` (outcome, JSON-RPC error code): the request's
+ *                   log record, metrics and analytics carry the call
+ *   guardrails      with the `guardrails` plugin earlier in the pipeline, the key's and workspace's
+ *                   guardrails check arguments and results (proxy.ts; `session.contexts` gives a
+ *                   handler its HTTP request)
+ *
+ * Clients authenticate with `Authorization: Bearer <gateway key>` or `x-gateway-api-key`; the key
+ * needs `mcp.invoke` and reaches only its workspace's servers. The upstream never sees the key or
+ * any client header: only the gateway's stored credentials for that server.
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  adminRoutes,
+  AdminErrors,
+  authorize,
+  definePlugin,
+  headerString,
+  isMcpRoute,
+  MCP_CALL_METHODS,
+  optionalService,
+  reply,
+  type GatewayContext,
+  type McpCall,
+  type Reply,
+  type RouteDefinition,
+} from '../../core/index.js';
+import { reachableServer } from './access.js';
+import { mcpAdminRoutes } from './admin.js';
+import { MCP_DENIED } from './errors.js';
+import { createProxyServer, SEPARATOR } from './proxy.js';
+import { mcpGatewayOptionsSchema, type McpGatewayOptions } from './schema.js';
+import { Session, Sessions, type Scope } from './session.js';
+
+const META = { mcp: true, bearerAuth: true };
+/** The headers of MCP's HTTP transport the SDK's transport reads. */
+const FORWARDED = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
+
+interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id?: string | number;
+  method?: string;
+  params?: { name?: unknown; uri?: unknown; arguments?: unknown };
+}
+
+const scopeOf = (ctx: GatewayContext): Scope => {
+  const slug = ctx.route.kind === 'plugin' ? ctx.route.params.slug : undefined;
+  return slug === undefined ? { kind: 'all' } : { kind: 'one', slug };
+};
+
+/** A JSON-RPC error answer outside any session (no SDK transport to write it). */
+function rpcError(status: number, code: number, message: string, id: string | number | null = null): Reply {
+  return reply(status, { jsonrpc: '2.0', id, error: { code, message } });
+}
+
+/** The call a JSON-RPC message makes, as logs and limits see it. */
+function callOf(message: JsonRpcRequest, scope: Scope): McpCall {
+  const method = typeof message.method === 'string' ? message.method : null;
+  const named = typeof message.params?.name === 'string' ? message.params.name : typeof message.params?.uri === 'string' ? message.params.uri : null;
+  let server = scope.kind === 'one' ? scope.slug : null;
+  let tool = method !== null && MCP_CALL_METHODS.has(method) ? named : null;
+  if (scope.kind === 'all' && tool !== null && method !== 'resources/read') {
+    const at = tool.indexOf(SEPARATOR);
+    if (at > 0) {
+      server = tool.slice(0, at);
+      tool = tool.slice(at + SEPARATOR.length);
+    }
+  }
+  const args = message.params?.arguments;
+  return { server, method, tool, argument_bytes: args === undefined ? 0 : Buffer.byteLength(JSON.stringify(args)), outcome: null, error_code: null, upstream_ms: 0 };
+}
+
+/**
+ * A web `Response` body as the chunks a reply streams. When the client goes away the read is
+ * cancelled at once: a generator waiting on `read()` would otherwise hold a long-lived stream (the
+ * GET stream, a slow call's SSE answer) open until its next event, and a drain with it.
+ */
+async function* chunks(ctx: GatewayContext, body: ReadableStream<Uint8Array>, done: () => void): AsyncGenerator<Buffer> {
+  const reader = body.getReader();
+  const off = ctx.onAbort(() => void reader.cancel().catch(() => undefined));
+  try {
+    for (;;) {
+      const { value, done: end } = await reader.read();
+      if (end) return;
+      yield Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    }
+  } finally {
+    off();
+    done();
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+export default definePlugin<McpGatewayOptions>({
+  name: 'mcp-gateway',
+  configSchema: mcpGatewayOptionsSchema,
+  setup(app, options) {
+    const sessions = new Sessions(options.max_sessions, options.session_idle_ms);
+    const connect = { dispatcher: app.upstream, policy: app.config.security.custom_hosts, timeoutMs: options.connect_timeout_ms };
+    const timeoutFor = (slug: string): number => options.timeouts[slug] ?? options.timeout_ms;
+    // Looked up at first use; without the plugin, arguments and results pass unchecked.
+    const guardrails = optionalService(app, 'guardrails', 'MCP tool arguments and results are not checked by guardrails');
+
+    function open(ctx: GatewayContext, scope: Scope): Session {
+      const session = new Session(ctx.get('principal')!, scope, app.store, connect, (s) => sessions.add(s), (s) => sessions.remove(s));
+      session.server = createProxyServer(session, { store: app.store, timeoutFor, guardrails });
+      // Every answer the session sends fills in its call's record (outcome and error code).
+      const send = session.transport.send.bind(session.transport);
+      session.transport.send = (message: JSONRPCMessage, opts) => {
+        const m = message as { id?: string | number; result?: unknown; error?: { code: number } };
+        if (m.id !== undefined && (m.result !== undefined || m.error !== undefined)) {
+          const rec = session.calls.get(m.id);
+          if (rec !== undefined) {
+            if (m.error !== undefined) {
+              rec.outcome = m.error.code === MCP_DENIED ? 'denied' : 'error';
+              rec.error_code = m.error.code;
+            } else if (rec.outcome === null) rec.outcome = 'ok';
+          }
+        }
+        return send(message, opts);
+      };
+      return session;
+    }
+
+    async function handle(ctx: GatewayContext): Promise<Reply> {
+      const principal = ctx.get('principal');
+      if (principal === undefined) throw AdminErrors.unauthenticated();
+      authorize(principal, { level: 'workspace', scope: 'mcp.invoke' });
+      const scope = scopeOf(ctx);
+      const message = (ctx.method === 'POST' ? ctx.body : undefined) as JsonRpcRequest | undefined;
+      const id = message?.id ?? null;
+      if (scope.kind === 'one' && reachableServer(app.store, principal, scope.slug) === undefined) {
+        return rpcError(404, -32012, `No MCP server "${scope.slug}" is reachable with this key.`, id);
+      }
+
+      const sid = headerString(ctx.headers, 'mcp-session-id');
+      let session: Session | undefined;
+      if (sid !== undefined) {
+        session = sessions.find(sid, principal, scope);
+        if (session === undefined) return rpcError(404, -32001, 'Session not found: initialize a new one.', id);
+      } else if (message !== undefined && isInitializeRequest(message)) {
+        if (sessions.full) return rpcError(503, -32011, 'The gateway holds as many MCP sessions as it may; try again later.', id);
+        session = open(ctx, scope);
+        await session.server.connect(session.transport);
+      } else {
+        return rpcError(400, -32600, 'Bad Request: send initialize first, then the Mcp-Session-Id header it answers with.', id);
+      }
+      session.lastUsed = Date.now();
+
+      const call = ctx.get('mcpCall');
+      const tracked = message?.id !== undefined && typeof message.method === 'string' ? message.id : undefined;
+      let untrack = (): void => undefined;
+      if (tracked !== undefined) {
+        const s = session;
+        const abort = new AbortController();
+        if (call !== undefined) s.calls.set(tracked, call);
+        s.contexts.set(tracked, ctx);
+        s.aborts.set(tracked, abort);
+        const off = ctx.onAbort(() => abort.abort());
+        untrack = () => {
+          off();
+          if (s.aborts.get(tracked) === abort) s.aborts.delete(tracked);
+          if (s.contexts.get(tracked) === ctx) s.contexts.delete(tracked);
+          if (call !== undefined && s.calls.get(tracked) === call) s.calls.delete(tracked);
+          if (call !== undefined && call.outcome === null && abort.signal.aborted) call.outcome = 'cancelled';
+        };
+      }
+
+      const headers = new Headers();
+      for (const name of FORWARDED) {
+        const v = headerString(ctx.headers, name);
+        if (v !== undefined) headers.set(name, v);
+      }
+      const request = new Request(`http://gateway${ctx.path}`, { method: ctx.method, headers, ...(message !== undefined ? { body: JSON.stringify(message) } : {}) });
+      let response: Response;
+      try {
+        response = await session.transport.handleRequest(request, message !== undefined ? { parsedBody: message } : {});
+      } catch (err) {
+        untrack();
+        throw err;
+      }
+      const out: Record<string, string> = {};
+      response.headers.forEach((v, k) => (out[k] = v));
+      if (response.body === null) {
+        untrack();
+        return reply(response.status, undefined, out);
+      }
+      return reply(response.status, chunks(ctx, response.body, untrack), out);
+    }
+
+    const routes: RouteDefinition[] = [];
+    for (const path of ['/:slug/mcp', '/v1/mcp']) {
+      routes.push({ method: 'POST', path, body: 'json', meta: META, handler: handle });
+      routes.push({ method: 'GET', path, body: 'none', meta: META, handler: handle });
+      routes.push({ method: 'DELETE', path, body: 'none', meta: META, handler: handle });
+    }
+
+    return {
+      routes: [...routes, ...adminRoutes(app, mcpAdminRoutes(app, { timeoutMs: options.connect_timeout_ms }))],
+      onRequestBody(ctx) {
+        if (!isMcpRoute(ctx.route) || ctx.method !== 'POST') return;
+        const message = ctx.body as JsonRpcRequest | undefined;
+        if (message !== undefined && typeof message === 'object' && typeof message.method === 'string') ctx.set('mcpCall', callOf(message, scopeOf(ctx)));
+      },
+      async close() {
+        await sessions.closeAll();
+      },
+    };
+  },
+});

@@ -1,0 +1,144 @@
+/**
+ * One MCP session between a client and the gateway: an SDK `Server` on a web-standard Streamable
+ * HTTP transport, and, per upstream MCP server it reaches, one SDK `Client` connected on first use.
+ *
+ *   client ── POST/GET/DELETE /<slug>/mcp or /v1/mcp ──▶ transport ──▶ Server (proxy.ts handlers)
+ *                                                                       └─▶ Client ──▶ upstream
+ *
+ * A session belongs to the API key that opened it: another key presenting its id is answered as
+ * if it did not exist. Sessions live in this process (an MCP client keeps talking to the host it
+ * initialized with; behind a load balancer, route by the `Mcp-Session-Id` header).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { GatewayContext, McpCall, Principal } from '../../core/index.js';
+import type { Reachable } from './access.js';
+import { connectUpstream, upstreamTarget, type ConnectOptions } from './upstream.js';
+import type { Store } from '../../core/index.js';
+
+/** Which servers a session reaches: one (`/<slug>/mcp`) or every one the key may use (`/v1/mcp`). */
+export type Scope = { kind: 'one'; slug: string } | { kind: 'all' };
+
+export class Session {
+  readonly transport: WebStandardStreamableHTTPServerTransport;
+  server!: Server;
+  lastUsed = Date.now();
+  /** The call record of each JSON-RPC request in flight, by id: handlers fill in its outcome. */
+  readonly calls = new Map<string | number, McpCall>();
+  /** The HTTP request of each JSON-RPC request in flight, by id: handlers read its key, metadata, guardrail results. */
+  readonly contexts = new Map<string | number, GatewayContext>();
+  /** Aborts the upstream call of a request whose HTTP client went away. */
+  readonly aborts = new Map<string | number, AbortController>();
+  readonly #upstreams = new Map<string, Promise<Client>>();
+  #closed = false;
+
+  constructor(
+    readonly principal: Principal,
+    readonly scope: Scope,
+    private readonly store: Store,
+    private readonly connect: Omit<ConnectOptions, 'signal'>,
+    onInitialized: (s: Session) => void,
+    onClosed: (s: Session) => void,
+  ) {
+    this.transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: () => onInitialized(this),
+      onsessionclosed: () => void this.close().finally(() => onClosed(this)),
+    });
+  }
+
+  get id(): string | undefined {
+    return this.transport.sessionId;
+  }
+
+  /** The session's client to `r`'s server, connected once and shared by its calls. */
+  upstream(r: Reachable): Promise<Client> {
+    let client = this.#upstreams.get(r.server.slug);
+    if (client === undefined) {
+      client = connectUpstream(upstreamTarget(this.store, r.integration), this.connect).then((c) => {
+        // A transport failure (the server went away mid-stream) closes the client, which fails
+        // every call waiting on it at once; the next call connects again.
+        c.onerror = () => void c.close();
+        c.onclose = () => {
+          if (this.#upstreams.get(r.server.slug) === client) this.#upstreams.delete(r.server.slug);
+        };
+        if (this.#closed) void c.close();
+        return c;
+      });
+      client.catch(() => this.#upstreams.delete(r.server.slug));
+      this.#upstreams.set(r.server.slug, client);
+    }
+    return client;
+  }
+
+  /** Ends the session: every upstream session is ended (DELETE) and closed. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const a of this.aborts.values()) a.abort();
+    const clients = [...this.#upstreams.values()];
+    this.#upstreams.clear();
+    await Promise.all(
+      clients.map(async (p) => {
+        const c = await p.catch(() => undefined);
+        if (c === undefined) return;
+        const t = c.transport as { terminateSession?: () => Promise<void> } | undefined;
+        await t?.terminateSession?.().catch(() => undefined);
+        await c.close().catch(() => undefined);
+      }),
+    );
+    await this.server?.close().catch(() => undefined);
+  }
+}
+
+/** The open sessions of this process, with an idle sweep and a cap. */
+export class Sessions {
+  readonly #byId = new Map<string, Session>();
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(private readonly max: number, private readonly idleMs: number) {
+    this.#timer = setInterval(() => this.sweep(Date.now()), Math.min(60_000, Math.max(1000, idleMs / 4))).unref();
+  }
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  get full(): boolean {
+    return this.#byId.size >= this.max;
+  }
+
+  add(s: Session): void {
+    if (s.id !== undefined) this.#byId.set(s.id, s);
+  }
+
+  remove(s: Session): void {
+    if (s.id !== undefined && this.#byId.get(s.id) === s) this.#byId.delete(s.id);
+  }
+
+  /** The session `id` if `principal` opened it on this endpoint. */
+  find(id: string, principal: Principal, scope: Scope): Session | undefined {
+    const s = this.#byId.get(id);
+    if (s === undefined || s.principal.key_id !== principal.key_id || s.principal.user_id !== principal.user_id) return undefined;
+    if (s.scope.kind !== scope.kind || (s.scope.kind === 'one' && scope.kind === 'one' && s.scope.slug !== scope.slug)) return undefined;
+    return s;
+  }
+
+  sweep(now: number): void {
+    for (const s of this.#byId.values()) {
+      if (now - s.lastUsed > this.idleMs) {
+        this.remove(s);
+        void s.close();
+      }
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    clearInterval(this.#timer);
+    const all = [...this.#byId.values()];
+    this.#byId.clear();
+    await Promise.all(all.map((s) => s.close()));
+  }
+}
