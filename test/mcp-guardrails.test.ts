@@ -182,7 +182,7 @@ t.test('guardrails on MCP tool arguments and results', async (t) => {
     t.ok(mine.length >= 5, 'the guarded key\'s echo calls are logged');
     const denied = mine.find((r) => r.mcp?.outcome === 'denied' && r.guardrails?.results.after_request_hooks.length === 0);
     const of = (r: Rec | undefined, phase: 'before_request_hooks' | 'after_request_hooks', id: string) => r?.guardrails?.results[phase].find((o) => o.id === id);
-    t.match(denied, { route: 'mcp', mcp: { server: 'alpha', tool: 'echo', error_code: -32010 }, guardrails: { verdict: 'failed', passed: 1, failed: 1 } }, 'a denied call is logged with its guardrails');
+    t.match(denied, { route: 'mcp', mcp: { server: 'alpha', tool: 'echo', error_code: -32010 }, guardrails: { verdict: 'denied', passed: 1, failed: 1 } }, 'a denied call is logged with its guardrails, as denied');
     t.match(of(denied, 'before_request_hooks', noForbidden), { verdict: false, deny: true, checks: [{ id: 'default.contains', verdict: false }] }, 'the input result that denied');
     const redacted = mine.find((r) => r.mcp?.outcome === 'ok' && (r.guardrails?.redacted ?? 0) > 0);
     t.match(redacted, { guardrails: { verdict: 'passed', redacted: 1 } }, 'a redacted call');

@@ -123,18 +123,23 @@ export interface GuardrailsLog {
   results: HookResults;
 }
 
-function guardrailsLog(results: HookResults, error: { code: string } | undefined): GuardrailsLog {
+/** `mcpDenied`: an MCP call the gateway refused (a JSON-RPC error, not an HTTP one): denied if a deny guardrail failed. */
+function guardrailsLog(results: HookResults, error: { code: string } | undefined, mcpDenied: boolean): GuardrailsLog {
   let passed = 0;
   let failed = 0;
   let redacted = 0;
+  let denyFailed = false;
   for (const list of [results.before_request_hooks, results.after_request_hooks]) {
     for (const o of list) {
       if (o.verdict) passed++;
-      else failed++;
+      else {
+        failed++;
+        if (o.deny) denyFailed = true;
+      }
       redacted += o.redacted ?? 0;
     }
   }
-  const verdict = error?.code === 'guardrail_denied' ? 'denied' : failed > 0 ? 'failed' : 'passed';
+  const verdict = error?.code === 'guardrail_denied' || (mcpDenied && denyFailed) ? 'denied' : failed > 0 ? 'failed' : 'passed';
   return { verdict, passed, failed, redacted, results };
 }
 
@@ -190,7 +195,7 @@ function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingS
     retry_count: ctx.retryCount,
     cache_status: ctx.cacheStatus,
     cache_wait_ms: ctx.get('cacheWaitMs') ?? null,
-    ...(guardrails !== undefined ? { guardrails: guardrailsLog(guardrails, error) } : {}),
+    ...(guardrails !== undefined ? { guardrails: guardrailsLog(guardrails, error, ctx.get('mcpCall')?.outcome === 'denied') } : {}),
     stream: ctx.wantsStream,
     status: outcome.status,
     is_success: isSuccess,
