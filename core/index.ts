@@ -108,3 +108,5 @@ export type { FeedbackEntry, FeedbackService } from './feedback.js';
 export type { CheckDefinition, CheckContext, CheckResult, CheckPhase, Finding, GuardrailService, CheckOutcome, GuardrailOutcome, HookResults, TextSubject, TextVerdict } from './guardrail-checks.js';
 export { MCP_CALL_METHODS } from './mcp.js';
 export type { McpCall } from './mcp.js';
+export { PROMPT_METADATA_KEY } from './prompt.js';
+export type { PromptRef } from './prompt.js';

@@ -13,6 +13,7 @@ import { costOf, type PricingService } from '../usage/cost.js';
 import { headerValue } from '../upstream/headers.js';
 import type { HookResults } from '../guardrail-checks.js';
 import type { McpCall } from '../mcp.js';
+import '../prompt.js';
 import { isMcpRoute } from '../mcp.js';
 
 declare module '../context.js' {
@@ -81,6 +82,9 @@ export interface LogRecord {
    * for a 2xx, else `error`).
    */
   mcp?: McpCall;
+  /** The stored prompt the request rendered (POST /v1/prompts/{id}/completions); absent otherwise. */
+  prompt_slug?: string;
+  prompt_version_id?: string;
 }
 
 function header(ctx: GatewayContext, name: string): string | null {
@@ -173,6 +177,7 @@ function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingS
   const guardrails = ctx.get('guardrailResults');
   const isSuccess = outcome.status >= 200 && outcome.status < 400 && outcome.streamError === undefined && !outcome.aborted;
   const call = ctx.get('mcpCall');
+  const prompt = ctx.get('promptRef');
   return {
     id: ctx.id,
     created_at: new Date(Date.now() - outcome.durationMs).toISOString(),
@@ -213,6 +218,7 @@ function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingS
     cost_cents: cost.cents,
     priced_as: cost.priced_as,
     ...(call !== undefined ? { mcp: mcpLog(call, outcome, isSuccess) } : {}),
+    ...(prompt !== undefined ? { prompt_slug: prompt.slug, prompt_version_id: prompt.version_id } : {}),
   };
 }
 

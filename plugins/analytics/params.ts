@@ -3,13 +3,14 @@
  * {@link Query}: which workspaces, which minutes, which dimensions.
  *
  * Applied: `time_of_generation_min`/`max` (required), `status_code`, `ai_org_model`,
- * `api_key_ids`, `metadata`, and `workspace_slug` (or our `workspace_id`). The reference's other
- * filters (cost, token counts, feedback score, virtual keys, configs, prompt, trace and span ids)
+ * `api_key_ids`, `metadata`, `prompt_slug` (kept as the `_prompt` pair of the metadata dimension)
+ * and `workspace_slug` (or our `workspace_id`). The reference's other
+ * filters (cost, token counts, feedback score, virtual keys, configs, trace and span ids)
  * select single requests, which rollups do not keep: they are refused with `unsupported_filter`
  * rather than ignored, because ignoring them would answer for every request. The logs API
  * filters single requests.
  */
-import { AdminErrors, findWorkspace, S, type AdminInput, type Records } from '../../core/index.js';
+import { AdminErrors, findWorkspace, PROMPT_METADATA_KEY, S, type AdminInput, type Records } from '../../core/index.js';
 import { AnalyticsErrors } from './errors.js';
 import { USER_METADATA_KEY } from './bucket.js';
 import { MINUTE_POINTS_BELOW, type Filters, type Query } from './query.js';
@@ -23,6 +24,7 @@ export interface CommonParams {
   ai_org_model?: string;
   api_key_ids?: string;
   metadata?: string;
+  prompt_slug?: string;
   [unsupported: string]: unknown;
 }
 
@@ -40,6 +42,7 @@ export const commonParams: Record<string, S.JsonSchema> = {
   ai_org_model: { ...list, description: 'Comma list of `provider__model`.' },
   api_key_ids: { ...list, description: 'Comma list of API key ids.' },
   metadata: { type: 'string', minLength: 2, maxLength: 8192, description: 'A JSON object of strings, e.g. `{"env":"staging"}`.' },
+  prompt_slug: { type: 'string', minLength: 1, maxLength: 255, description: 'Requests rendered from this stored prompt.' },
 };
 
 export const REQUIRED_PARAMS = ['time_of_generation_min', 'time_of_generation_max'];
@@ -47,7 +50,7 @@ export const REQUIRED_PARAMS = ['time_of_generation_min', 'time_of_generation_ma
 const UNSUPPORTED = [
   'total_units_min', 'total_units_max', 'cost_min', 'cost_max', 'prompt_token_min', 'prompt_token_max',
   'completion_token_min', 'completion_token_max', 'weighted_feedback_min', 'weighted_feedback_max',
-  'virtual_keys', 'configs', 'prompt_slug', 'trace_id', 'span_id',
+  'virtual_keys', 'configs', 'trace_id', 'span_id',
 ] as const;
 
 const csv = (s: string | undefined): string[] | undefined => {
@@ -95,7 +98,9 @@ export function filtersOf(params: CommonParams): Filters {
   if (models) filters.models = new Set(models);
   if (apiKeys) filters.apiKeys = new Set(apiKeys);
   const metadata = metadataFilter(params.metadata);
-  if (metadata) filters.metadata = metadata;
+  // A stored prompt is rolled up as the `_prompt` pair of the metadata dimension.
+  const prompt: Array<[string, string]> = typeof params.prompt_slug === 'string' ? [[PROMPT_METADATA_KEY, params.prompt_slug]] : [];
+  if (metadata || prompt.length > 0) filters.metadata = [...(metadata ?? []), ...prompt];
   return filters;
 }
 

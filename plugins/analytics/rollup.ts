@@ -24,7 +24,7 @@
  * exact); a pending map that grows past MAX_PENDING is flushed at once.
  */
 import type { Database, RootDatabase } from 'lmdb';
-import type { LogRecord, Logger } from '../../core/index.js';
+import { PROMPT_METADATA_KEY, type LogRecord, type Logger } from '../../core/index.js';
 import { addRequest, emptyBucket, emptyUsers, mergeBucket, mergeUsers, metadataDimension, type Bucket, type BucketKey, type UserCounts } from './bucket.js';
 
 /** Pending buckets before a flush is forced (a burst of high-cardinality traffic). */
@@ -137,7 +137,8 @@ export function createRollupWith(write: RollupWrite, options: RollupOptions, log
   let generation = 0;
 
   function metadataOf(record: LogRecord, workspace: string, minute: number): string {
-    const dimension = metadataDimension(record.metadata);
+    // A request rendered from a stored prompt keeps the prompt beside its metadata (`_prompt`).
+    const dimension = metadataDimension(record.prompt_slug === undefined ? record.metadata : { ...record.metadata, [PROMPT_METADATA_KEY]: record.prompt_slug });
     if (dimension === '') return '';
     const slot = `${minute} ${workspace}`;
     let seen = metadataSets.get(slot);

@@ -9,7 +9,7 @@
  * their own that only `/groups/mcp` reads: the graphs, the cache summary and the other groups
  * count model and pass-through traffic only, as before.
  */
-import { defineAdminRoute, S, type AdminInput, type AnyAdminRoute } from '../../core/index.js';
+import { defineAdminRoute, PROMPT_METADATA_KEY, S, type AdminInput, type AnyAdminRoute } from '../../core/index.js';
 import { cacheSummary, graphs, timestamp, type Graph } from './graphs.js';
 import { sums } from './folds.js';
 import { apiKeysGroup, groupSchemas, guardrailsGroup, mcpGroup, metadataGroup, modelsGroup, providersGroup, usersGroup, workspacesGroup, type Page } from './groups.js';
@@ -112,6 +112,14 @@ export function analyticsRoutes(deps: RouteDeps): AnyAdminRoute[] {
       query: query(paged),
       response: groupSchemas.metadata,
       handler: async (input) => metadataGroup(await store.buckets(queryFor(input)), input.params.key!, page(input.query)),
+    }),
+    defineAdminRoute<never, Params>({
+      ...base,
+      path: '/v1/analytics/groups/prompts',
+      summary: 'Requests, cost and tokens per stored prompt (the `_prompt` metadata value: its slug), most requests first',
+      query: query(paged),
+      response: groupSchemas.metadata,
+      handler: async (input) => metadataGroup(await store.buckets(queryFor(input)), PROMPT_METADATA_KEY, page(input.query)),
     }),
     defineAdminRoute<never, Params>({
       ...base,

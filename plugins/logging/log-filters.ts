@@ -3,7 +3,7 @@
  * index terms a walk may use (log-query.ts) and a predicate on the rest. Exact matches on the
  * record's fields; `status` is a comma list; `metadata` a JSON object whose every pair must match.
  *
- * `virtual_key`, `config`, `route`, `mcp_server` and `mcp_tool` have no index (a walk reads records for them): they narrow
+ * `virtual_key`, `config`, `route`, `mcp_server`, `mcp_tool` and `prompt_slug` have no index (a walk reads records for them): they narrow
  * what the indexed terms or the time order find. Records written before an index on them would
  * have no entries, so a predicate is the only answer that never hides an older record.
  */
@@ -27,6 +27,7 @@ export interface LogListQuery {
   route?: string;
   mcp_server?: string;
   mcp_tool?: string;
+  prompt_slug?: string;
   cursor?: string;
   current_page: number;
   page_size: number;
@@ -63,6 +64,7 @@ export const logListQuerySchema: S.JsonSchema = {
     },
     mcp_server: { ...str255, description: 'The MCP server slug of an MCP request (the record\'s `mcp.server`).' },
     mcp_tool: { type: 'string', minLength: 1, maxLength: 2048, description: 'The tool, prompt name or resource URI of an MCP call (the record\'s `mcp.tool`).' },
+    prompt_slug: { ...str255, description: 'The stored prompt a request rendered (the record\'s `prompt_slug`).' },
     cursor: { type: 'string', pattern: '^[0-9a-f-]{1,36}$', description: 'The `next_cursor` of the previous page: the page after it (opaque).' },
     ...S.pagination,
   },
@@ -84,6 +86,7 @@ export interface LogFilter {
   routes: string[] | undefined;
   mcpServer: string | undefined;
   mcpTool: string | undefined;
+  promptSlug: string | undefined;
   match(record: StoredLog): boolean;
 }
 
@@ -152,12 +155,13 @@ export function logFilter(query: LogListQuery, workspace: Records.Workspace | nu
     toMs,
     terms,
     workspaceId,
-    covered: pairs.length === 0 && query.virtual_key === undefined && configs === undefined && routes === undefined && query.mcp_server === undefined && query.mcp_tool === undefined,
+    covered: pairs.length === 0 && query.virtual_key === undefined && configs === undefined && routes === undefined && query.mcp_server === undefined && query.mcp_tool === undefined && query.prompt_slug === undefined,
     virtualKey: query.virtual_key,
     configs: configs === undefined ? undefined : [...configs],
     routes: routes === undefined ? undefined : [...routes],
     mcpServer: query.mcp_server,
     mcpTool: query.mcp_tool,
+    promptSlug: query.prompt_slug,
     match: (r) =>
       (workspaceId === undefined || r.workspace_id === workspaceId) &&
       (from === undefined || r.created_at >= from) &&
@@ -172,6 +176,7 @@ export function logFilter(query: LogListQuery, workspace: Records.Workspace | nu
       (routes === undefined || routes.has(r.route)) &&
       (query.mcp_server === undefined || r.mcp?.server === query.mcp_server) &&
       (query.mcp_tool === undefined || r.mcp?.tool === query.mcp_tool) &&
+      (query.prompt_slug === undefined || r.prompt_slug === query.prompt_slug) &&
       metadataMatches(r, pairs),
   };
 }

@@ -101,6 +101,7 @@ export function pgLogStore(pool: pg.Pool, partitions: PartitionCache): LogStore 
       if (filter.routes !== undefined) w.add((p) => `record->>'route' = ANY(${p}::text[])`, filter.routes);
       if (filter.mcpServer !== undefined) w.add((p) => `record->'mcp'->>'server' = ${p}`, filter.mcpServer);
       if (filter.mcpTool !== undefined) w.add((p) => `record->'mcp'->>'tool' = ${p}`, filter.mcpTool);
+      if (filter.promptSlug !== undefined) w.add((p) => `record->>'prompt_slug' = ${p}`, filter.promptSlug);
       if (query.cursor !== undefined) w.add((p) => `id < ${p}`, query.cursor);
       const offset = query.current_page * query.page_size;
       const pageEnd = offset + query.page_size;

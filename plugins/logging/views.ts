@@ -71,14 +71,19 @@ const fields: Record<string, S.JsonSchema> = {
       upstream_ms: S.num,
     },
   },
+  prompt_slug: { ...S.strOrNull, description: 'The stored prompt the request rendered; absent otherwise.' },
+  prompt_version_id: { ...S.strOrNull, description: 'The prompt version it rendered; absent otherwise.' },
   request_body: S.strOrNull,
   response_body: S.strOrNull,
 };
+
+const OPTIONAL = new Set(['request_body', 'response_body', 'error_detail', 'cache_wait_ms', 'guardrails', 'mcp', 'prompt_slug', 'prompt_version_id']);
 
 /** One request log (GET /v1/logs/:id, and each item of GET /v1/logs). */
 export const logSchema = S.record(
   fields,
   // error_detail and cache_wait_ms are absent on records written before they existed; guardrails
-  // on records of requests no guardrail applied to; mcp on every request but MCP ones.
-  Object.keys(fields).filter((k) => k !== 'request_body' && k !== 'response_body' && k !== 'error_detail' && k !== 'cache_wait_ms' && k !== 'guardrails' && k !== 'mcp'),
+  // on records of requests no guardrail applied to; mcp on every request but MCP ones; the prompt
+  // fields on every request but those rendered from a stored prompt.
+  Object.keys(fields).filter((k) => !OPTIONAL.has(k)),
 );
