@@ -20,7 +20,7 @@ import { embeddingsSchema } from './embeddings.js';
 import { ValidationErrors } from './errors.js';
 import { countTokensSchema, messagesSchema } from './messages.js';
 import { moderationsSchema } from './moderations.js';
-import { responsesSchema } from './responses.js';
+import { checkResponsesRules, responsesSchema } from './responses.js';
 
 export { ValidationErrors } from './errors.js';
 
@@ -46,7 +46,7 @@ const ROUTES: Record<ModelRoute, { schema: SchemaObject; rules: CrossFieldRule |
   completions: { schema: completionsSchema, rules: checkCompletionsRules },
   embeddings: { schema: embeddingsSchema, rules: null },
   moderations: { schema: moderationsSchema, rules: null },
-  responses: { schema: responsesSchema, rules: null },
+  responses: { schema: responsesSchema, rules: checkResponsesRules },
   messages: { schema: messagesSchema, rules: null },
   'messages.count_tokens': { schema: countTokensSchema, rules: null },
 };

@@ -1,11 +1,17 @@
-/** Body schema for POST /responses. No cross-field rules. */
+/**
+ * Body schema for POST /responses, and its one cross-field rule: `input` is required unless the
+ * call names a `prompt` (a prompt template kept at the provider supplies the input, as OpenAI
+ * allows; the `prompts` plugin renders prompts stored in this gateway).
+ */
 
 import type { SchemaObject } from 'ajv';
+import type { GatewayError } from '../errors.js';
 import { metadataSchema, toolChoiceSchema } from './chat-completions.js';
+import { ValidationErrors } from './errors.js';
 
 export const responsesSchema: SchemaObject = {
   type: 'object',
-  required: ['model', 'input'],
+  required: ['model'],
   properties: {
     // No enum although the spec lists four models: newer models must work through the gateway too.
     model: { type: 'string' },
@@ -26,5 +32,21 @@ export const responsesSchema: SchemaObject = {
     store: { type: ['boolean', 'null'] },
     stream: { type: ['boolean', 'null'] },
     user: { type: 'string' },
+    prompt: {
+      type: 'object',
+      required: ['id'],
+      properties: {
+        id: { type: 'string', minLength: 1, maxLength: 256 },
+        version: { type: ['string', 'null'], maxLength: 64 },
+        variables: { type: ['object', 'null'] },
+      },
+    },
   },
 };
+
+export function checkResponsesRules(body: Record<string, unknown>): GatewayError | null {
+  if (body.input === undefined && body.prompt === undefined) {
+    return ValidationErrors.missingRequiredParameter('input is required (or a prompt that supplies it).', { param: 'input' });
+  }
+  return null;
+}
