@@ -23,4 +23,5 @@ export const standardPlugins: PluginCatalog = {
   logging: () => import('./logging/index.js'),
   console: () => import('./console/index.js'),
   'mcp-gateway': () => import('./mcp-gateway/index.js'),
+  prompts: () => import('./prompts/index.js'),
 };

@@ -100,7 +100,8 @@ t.test('every page: named controls, keyboard, phone width, no console errors', a
   t.equal(await menu.getAttribute('aria-expanded'), 'true');
   await nav.getByRole('link', { name: 'Policies' }).click();
   await phone.getByRole('heading', { name: 'Policies', level: 1 }).waitFor();
-  t.notOk(await nav.isVisible(), 'choosing a page folds it again');
+  // The menu folds once the new page has rendered (an effect after paint): wait for it.
+  await t.resolves(nav.waitFor({ state: 'hidden', timeout: 5000 }), 'choosing a page folds it again');
   for (const [path, heading] of VIEWS) {
     await open(phone, gw.url, path, heading);
     const overflow = (await phone.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;

@@ -33,6 +33,7 @@ export const SHARED_SCOPES: ReadonlyArray<string> = [
   ...crud('workspace_user_api_keys', ['rotate']),
   ...crud('configs'),
   ...crud('guardrails'),
+  ...crud('prompts', ['publish']),
   ...crud('virtual_keys', ['duplicate', 'copy']),
   ...crud('providers'),
   ...crud('policies'),

@@ -183,6 +183,87 @@ export interface GuardrailVersion {
   created_by: string | null;
 }
 
+/**
+ * A stored prompt template (plugin `prompts`): the record holds the default version's content
+ * (what `GET /v1/prompts/{id}` answers and what a call without a version or label renders). Every
+ * save makes an immutable {@link PromptVersion}; `version_id` / `version` name the default one,
+ * moved only by publish (`makeDefault`). `latest_version` is the highest version number.
+ */
+export interface PromptRecord extends Timestamps {
+  id: string;
+  slug: string;
+  name: string;
+  organisation_id: string;
+  workspace_id: string;
+  /** The default version. */
+  version_id: string;
+  version: number;
+  latest_version: number;
+  /** Label name → version number (`production`, `staging`). */
+  labels: Record<string, number>;
+  status: 'active' | 'archived';
+  owner_id: string | null;
+  updated_by: string | null;
+}
+
+/** What a prompt version holds: everything a render needs. */
+export interface PromptContent {
+  /** A text template, or chat messages whose `content` strings are templates. */
+  template: string | Array<{ role: string; content: string; [key: string]: unknown }>;
+  model: string;
+  parameters: Record<string, unknown>;
+  tools: unknown[] | null;
+  tool_choice: unknown;
+  response_format: Record<string, unknown> | null;
+  /** Exactly one is set. */
+  virtual_key: string | null;
+  config: string | null;
+  provider: string | null;
+  /** Computed at save time from the parse tree (partials as they were then). */
+  variables: string[];
+  required_variables: string[];
+  partials: string[];
+}
+
+export interface PromptVersion extends PromptContent {
+  /** The version id. */
+  id: string;
+  prompt_id: string;
+  /** 1, 2, 3… per prompt. */
+  version: number;
+  name: string;
+  description: string | null;
+  created_at: string;
+  created_by: string | null;
+}
+
+/** A reusable template fragment, included from prompts by slug (`{{> slug}}`); versioned like prompts. */
+export interface PromptPartialRecord extends Timestamps {
+  id: string;
+  slug: string;
+  name: string;
+  organisation_id: string;
+  workspace_id: string;
+  /** The latest version: what renders use. */
+  content: string;
+  version_id: string;
+  version: number;
+  status: 'active' | 'archived';
+  owner_id: string | null;
+  updated_by: string | null;
+}
+
+export interface PromptPartialVersion {
+  id: string;
+  partial_id: string;
+  version: number;
+  name: string;
+  content: string;
+  description: string | null;
+  created_at: string;
+  created_by: string | null;
+}
+
 export interface VirtualKeyRecord extends Timestamps {
   id: string;
   slug: string;

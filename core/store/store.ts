@@ -58,6 +58,21 @@ function defineCollections(c: <T extends { id: string }>(def: CollectionDefiniti
     configVersions: c<R.ConfigVersion>({ name: 'config_versions', indexes: { config: { key: (v) => v.config_id } } }),
     guardrails: c<R.GuardrailRecord>({ name: 'guardrails', indexes: { slug: bySlug<R.GuardrailRecord>(), workspace: byWorkspace<R.GuardrailRecord>() } }),
     guardrailVersions: c<R.GuardrailVersion>({ name: 'guardrail_versions', indexes: { guardrail: { key: (v) => v.guardrail_id } } }),
+    prompts: c<R.PromptRecord>({ name: 'prompts', indexes: { slug: bySlug<R.PromptRecord>(), workspace: byWorkspace<R.PromptRecord>() } }),
+    // `${prompt_id}:${version}` is unique: two saves racing for one number cannot both land.
+    promptVersions: c<R.PromptVersion>({
+      name: 'prompt_versions',
+      indexes: { prompt: { key: (v) => v.prompt_id }, number: { key: (v) => `${v.prompt_id}:${v.version}`, unique: true } },
+    }),
+    promptPartials: c<R.PromptPartialRecord>({
+      name: 'prompt_partials',
+      // Slugs are unique like every other resource's; a template includes a partial of its own workspace only.
+      indexes: { slug: bySlug<R.PromptPartialRecord>(), workspace: byWorkspace<R.PromptPartialRecord>() },
+    }),
+    promptPartialVersions: c<R.PromptPartialVersion>({
+      name: 'prompt_partial_versions',
+      indexes: { partial: { key: (v) => v.partial_id } },
+    }),
     virtualKeys: c<R.VirtualKeyRecord>({
       name: 'virtual_keys',
       indexes: { slug: bySlug<R.VirtualKeyRecord>(), workspace: byWorkspace<R.VirtualKeyRecord>() },
