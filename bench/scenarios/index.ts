@@ -16,9 +16,10 @@ import { http2 } from './http2.js';
 import { latencyC1 } from './latency-c1.js';
 import { logs } from './logs.js';
 import { mcp } from './mcp.js';
+import { promptRender } from './prompt-render.js';
 import { memory } from './memory.js';
 import { soak } from './soak.js';
 import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
 
-export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, http2, dialects, governance, defaultPipeline, guardrails, mcp, distributed, cacheHit, eventLoop, analytics, logs, soak, memory];
+export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, http2, dialects, governance, defaultPipeline, guardrails, mcp, promptRender, distributed, cacheHit, eventLoop, analytics, logs, soak, memory];
