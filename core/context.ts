@@ -60,7 +60,8 @@ export class GatewayContext {
   readonly httpVersion: string;
   /** The client's address (for audit records and rate limits by IP). */
   readonly remoteAddress: string;
-  readonly route: RouteMatch;
+  /** The route; a plugin route answered by a model call becomes that model route (see {@link reroute}). */
+  route: RouteMatch;
   readonly timings: Timings;
   readonly log: Logger;
 
@@ -150,6 +151,18 @@ export class GatewayContext {
 
   set<K extends keyof ContextVars>(key: K, value: ContextVars[K]): void {
     this.#vars[key] = value;
+  }
+
+  /**
+   * Continues the request as `route` with `body` (a plugin route answered by a model call). The
+   * body becomes the request's bytes too, as if the client had sent it: token estimates, stored
+   * bodies and the upstream request all see the model call, not the plugin route's input.
+   */
+  reroute(route: RouteMatch, body: Record<string, unknown>): void {
+    this.route = route;
+    this.body = body;
+    this.rawBody = Buffer.from(JSON.stringify(body));
+    this.bodyChanged = false;
   }
 
   /** Replaces the JSON body; the router then serializes it instead of forwarding the original bytes. */

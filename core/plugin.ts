@@ -39,6 +39,7 @@ import type { ProviderAdapter } from './providers/types.js';
 import type { Store } from './store/store.js';
 import type { TokenCounter } from './workers/types.js';
 import type { Dispatcher } from 'undici';
+import type { ModelRoute } from './routes.js';
 
 /** A hook's verdict: nothing to go on, a {@link Reply} to answer now. */
 export type Step = Reply | void | undefined;
@@ -123,6 +124,14 @@ export interface RouteDefinition {
   /** Which configured body limit applies: `admin` (`server.admin_body_limit`, the admin API) or `server` (default). */
   bodyLimit?: 'server' | 'admin';
   handler(ctx: GatewayContext, params: Record<string, string>): MaybePromise<Reply>;
+  /**
+   * A route answered by a model call (e.g. a stored prompt rendered into a chat completion):
+   * called with the parsed JSON body once the request hooks ran, it returns the model route and
+   * body to send. The core validates that body like any model call's and the request then
+   * continues as that model route: every plugin's body hooks (routing, limits, cache,
+   * guardrails), the upstream call, the response hooks and the log. `handler` is not called.
+   */
+  model?(ctx: GatewayContext, params: Record<string, string>): MaybePromise<{ route: ModelRoute; body: Record<string, unknown> }>;
   /** Free-form facts other plugins read (the admin framework puts resource, action and schemas here). */
   meta?: object;
 }

@@ -18,6 +18,7 @@ import { runHooks, runObservers, type Stop } from './pipeline.js';
 import { ALL_PLUGINS, sendError, sendReply } from './respond.js';
 import { isJsonContentType, parseJsonObject, readBody, type BodySource } from './body-reader.js';
 import { routeRequest } from './router/index.js';
+import { modelRouteMatch } from './routes.js';
 import { headerValue } from './upstream/headers.js';
 import { checkLookupHeaders } from './validation/lookup-bounds.js';
 import { nonFiniteNumber } from './validation/finite-numbers.js';
@@ -111,6 +112,13 @@ async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req:
     if (pipeline.onRequest !== null) stop = await runHooks(pipeline.onRequest, ctx, (fn) => fn(ctx));
     if (stop === undefined) {
       await readRequestBody(rt, ctx, req);
+      if (route.kind === 'plugin' && route.route.model !== undefined) {
+        // A plugin route answered by a model call: from here on the request is that model call.
+        const call = await route.route.model(ctx, route.params);
+        const invalid = rt.validate(call.route, call.body);
+        if (invalid) throw invalid;
+        ctx.reroute(modelRouteMatch(call.route), call.body);
+      }
       if (pipeline.onRequestBody !== null) stop = await runHooks(pipeline.onRequestBody, ctx, (fn) => fn(ctx));
     }
 
@@ -122,9 +130,9 @@ async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req:
       } else {
         await sendError(rt, ctx, out, stop.error!, limit);
       }
-    } else if (route.kind === 'plugin') {
+    } else if (ctx.route.kind === 'plugin') {
       ctx.source = 'plugin';
-      const answer = await route.route.handler(ctx, route.params);
+      const answer = await ctx.route.route.handler(ctx, ctx.route.params);
       await sendReply(rt, ctx, out, answer, { limit, proxied: false });
     } else {
       await routeRequest(rt, ctx, out);

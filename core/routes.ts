@@ -27,6 +27,12 @@ export type RouteMatch =
   | { kind: 'not_found' }
   | { kind: 'method_not_allowed' };
 
+/** The match of a model route by name (a plugin route answered by a model call continues as it). */
+export function modelRouteMatch(name: ModelRoute): RouteMatch {
+  for (const match of MODEL_ROUTES.values()) if (match.kind === 'model' && match.name === name) return match;
+  throw new Error(`no model route ${name}`);
+}
+
 const MODEL_ROUTES: ReadonlyMap<string, RouteMatch> = new Map(
   (
     [

@@ -1,6 +1,7 @@
 /**
  * The `prompts` plugin: versioned prompt templates and partials in the store, rendered with
- * Mustache (templates.ts), managed through the admin API (routes.ts, partials.ts).
+ * Mustache (templates.ts), managed through the admin API (routes.ts, partials.ts), and sent as
+ * model calls (`POST /v1/prompts/{id}/completions`, completions.ts).
  *
  * Decisions:
  * - Every save (PUT) is an immutable version; the default (what a call without `version` or
@@ -16,6 +17,7 @@
 import { adminRoutes, definePlugin } from '../../core/index.js';
 import { promptRoutes } from './routes.js';
 import { partialRoutes } from './partials.js';
+import { completionsRoute } from './completions.js';
 
 export { renderBody } from './routes.js';
 
@@ -24,6 +26,6 @@ export default definePlugin({
   configSchema: { type: 'object', additionalProperties: false },
   setup(app) {
     // Partials first: `/v1/prompts/partials/…` must not be taken for a prompt's sub-route.
-    return { routes: adminRoutes(app, [...partialRoutes(), ...promptRoutes()]) };
+    return { routes: [...adminRoutes(app, [...partialRoutes(), ...promptRoutes()]), completionsRoute(app.store)] };
   },
 });

@@ -303,11 +303,33 @@ export function renderBody(store: Store, prompt: PromptRecord, version: PromptVe
   return Object.assign(out, overrides);
 }
 
-interface RenderBody {
+export interface RenderBody {
   variables?: Record<string, unknown>;
   version?: number;
   label?: string;
   [override: string]: unknown;
+}
+
+/**
+ * A render request (`render`, `completions`): the prompt the principal names, the version chosen
+ * (`version` or `label`, else the default), and the body it renders to with any parameter
+ * overrides. Throws the 400s and 404s both routes answer with.
+ */
+export function renderRequest(store: Store, principal: Parameters<typeof assertVisible>[0], slug: string, body: RenderBody): { prompt: PromptRecord; version: PromptVersion; body: Record<string, unknown> } {
+  const prompt = visiblePrompt(principal, store, slug);
+  if (prompt.status === 'archived') throw AdminErrors.notFound('Prompt does not exist.');
+  const overrides: Record<string, unknown> = {};
+  for (const key of Object.keys(body)) {
+    if (RENDER_FIELDS.has(key) || key === 'workspace_id') continue;
+    if (NOT_OVERRIDES.includes(key)) throw AdminErrors.invalid(`${key} cannot be overridden: it is what the template renders.`, key);
+    overrides[key] = body[key];
+  }
+  assertShallow(overrides, 'body');
+  const variables = body.variables ?? {};
+  if (typeof variables !== 'object' || variables === null || Array.isArray(variables)) throw AdminErrors.invalid('variables must be an object.', 'variables');
+  assertShallow(variables, 'variables');
+  const version = selectVersion(store, prompt, { version: body.version, label: body.label });
+  return { prompt, version, body: renderBody(store, prompt, version, variables, overrides) };
 }
 
 /** Fields of a render body that are not parameter overrides. */
@@ -620,19 +642,7 @@ export function promptRoutes(): AnyAdminRoute[] {
       },
       response: S.record({ data: S.anyObject }),
       handler({ params, body, principal, store }) {
-        const prompt = visiblePrompt(principal, store, params.slug!);
-        if (prompt.status === 'archived') throw AdminErrors.notFound('Prompt does not exist.');
-        const overrides: Record<string, unknown> = {};
-        for (const key of Object.keys(body)) {
-          if (RENDER_FIELDS.has(key) || key === 'workspace_id') continue;
-          if (NOT_OVERRIDES.includes(key)) throw AdminErrors.invalid(`${key} cannot be overridden: it is what the template renders.`, key);
-          overrides[key] = body[key];
-        }
-        assertShallow(overrides, 'body');
-        const variables = body.variables ?? {};
-        assertShallow(variables, 'variables');
-        const version = selectVersion(store, prompt, { version: body.version, label: body.label });
-        return { data: renderBody(store, prompt, version, variables, overrides) };
+        return { data: renderRequest(store, principal, params.slug!, body).body };
       },
     }),
   ];
