@@ -57,7 +57,7 @@ export { isOrgKey } from './auth/principal.js';
 export * as Scopes from './auth/scopes.js';
 export { adminRoutes, authorize, assertVisible, defineAdminRoute } from './admin/route.js';
 export { listPage } from './admin/list.js';
-export type { AdminRouteDef, AdminInput, AnyAdminRoute } from './admin/route.js';
+export type { AdminRouteDef, AdminInput, AdminRouteMeta, AnyAdminRoute } from './admin/route.js';
 export { AdminErrors } from './admin/errors.js';
 export { findWorkspace, defaultWorkspace } from './admin/workspaces.js';
 export * as S from './admin/schemas.js';

@@ -25,7 +25,7 @@ t.test('the shipped config files load without problems', async (t) => {
   t.same(config?.security.custom_hosts.allow, ['localhost', '127.0.0.1', '::1']);
   // npm start runs every standard plugin; each must be one the catalog knows.
   const names = config?.pipeline.map((p) => p.name) ?? [];
-  t.same(names, ['logging', 'analytics', 'metrics', 'otel', 'auth', 'virtual-keys', 'config-strategy', 'guardrails', 'mcp-gateway', 'rate-limit', 'usage-limits', 'cache', 'admin-org', 'admin-api-keys', 'admin-resources', 'admin-policies', 'admin-catalog', 'prompts', 'console']);
+  t.same(names, ['logging', 'analytics', 'metrics', 'otel', 'auth', 'prompts', 'virtual-keys', 'config-strategy', 'guardrails', 'mcp-gateway', 'rate-limit', 'usage-limits', 'cache', 'admin-org', 'admin-api-keys', 'admin-resources', 'admin-policies', 'admin-catalog', 'console']);
   for (const name of names) t.ok(standardPlugins[name], `${name} is a standard plugin`);
   t.equal(config?.file, path.resolve('config/gateway.yaml'));
   t.equal(config?.baseDir, path.resolve('config'));

@@ -11,7 +11,7 @@ import { ADMIN_KEY, addWorkspace, insertKey, startGateway, startMock } from './h
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const PIPELINE = 'pipeline: [logging, auth, virtual-keys, config-strategy, rate-limit, cache, admin-resources, admin-policies, prompts]\n';
+const PIPELINE = 'pipeline: [logging, auth, prompts, virtual-keys, config-strategy, rate-limit, cache, admin-resources, admin-policies]\n';
 
 t.test('prompt completions', async (t) => {
   const mock = await startMock(t);
@@ -95,6 +95,24 @@ t.test('prompt completions', async (t) => {
     t.equal(lastSent().messages.length, 2, 'the old version stays callable');
   });
 
+  await t.test('responses.create({prompt}) with a stored prompt renders it into a normal request', async (t) => {
+    const answer = await openai.responses.create({ model: 'gpt-4o-mini', prompt: { id: 'welcome', version: '1', variables: { company: 'Acme', name: 'Gi' } }, input: 'Also mention the weather.' });
+    t.equal(answer.object, 'response');
+    const forwarded = mock.requests.at(-1)!;
+    t.match(forwarded.path, /\/v1\/responses$/);
+    const sent = lastSent();
+    t.notOk('prompt' in sent, 'the stored prompt is not sent to the provider');
+    t.same(sent.input, [
+      { role: 'developer', content: 'You write for Acme.' },
+      { role: 'user', content: 'Greet Gi.' },
+      { role: 'user', content: 'Also mention the weather.' },
+    ], 'its rendered messages, then the caller\'s input');
+    t.match(sent, { model: 'gpt-4o-mini', temperature: 0.2, max_output_tokens: 50 });
+    t.equal(forwarded.headers.authorization, 'Bearer sk-main-0123456789', 'through the prompt\'s virtual key');
+    const missing = await call('POST', '/v1/responses', { model: 'gpt-4o-mini', prompt: { id: 'welcome', variables: {} } });
+    t.match(missing.body.error, { code: 'missing_variable' }, 'a missing variable is a 400 as for completions');
+  });
+
   await t.test('a text template is a completion; a fallback config; a cache hit; a rate limit', async (t) => {
     await ok('POST', '/v1/prompts', { name: 'Tagline', slug: 'tagline', model: 'gpt-3.5-turbo-instruct', config: 'fallback', template: 'Write a tagline for {{product}}.' });
     const answer = (await openai.post('/prompts/tagline/completions', { body: { variables: { product: 'rockets' } } })) as Json;
@@ -123,12 +141,14 @@ t.test('prompt completions', async (t) => {
 
   await t.test('logged with the prompt; bad input; scopes', async (t) => {
     let records: Json[] = [];
-    for (let i = 0; i < 100 && records.length === 0; i++) {
+    // Records reach the store in batches: wait for the last calls' batch.
+    for (let i = 0; i < 100 && records.length < 8; i++) {
       records = (await call('GET', '/v1/logs?prompt_slug=welcome&page_size=50')).body.data ?? [];
-      if (records.length === 0) await new Promise((r) => setTimeout(r, 50));
+      if (records.length < 8) await new Promise((r) => setTimeout(r, 50));
     }
-    t.ok(records.length >= 7, `every welcome call is logged with its prompt (${records.length})`);
-    t.match(records[0], { route: 'chat.completions', prompt_slug: 'welcome', path: '/v1/prompts/welcome/completions' });
+    t.equal(records.length, 8, 'every welcome call is logged with its prompt: 7 completions and 1 Responses call');
+    t.match(records.find((r) => r.route === 'responses'), { prompt_slug: 'welcome', path: '/v1/responses' });
+    t.match(records.find((r) => r.route === 'chat.completions'), { prompt_slug: 'welcome', path: '/v1/prompts/welcome/completions' });
     t.ok(typeof records[0].prompt_version_id === 'string');
 
     const missing = await call('POST', '/v1/prompts/welcome/completions', { variables: {} });
@@ -140,6 +160,8 @@ t.test('prompt completions', async (t) => {
     t.equal((await call('POST', '/v1/prompts/welcome/completions', { version: 9, variables: { name: 'x' } })).status, 404, 'no such version');
     t.equal((await call('POST', '/v1/prompts/nope/completions', {})).status, 404);
     t.match((await call('POST', '/v1/prompts/welcome/completions', { variables: { name: 'x' }, temperature: 7 })).body.error, { param: 'temperature' }, 'the rendered body is validated like any chat call');
+    const doc = (await call('GET', '/v1/openapi.json')).body;
+    t.match(doc.paths['/v1/prompts/{slug}/completions']?.post, { 'x-required-scope': 'completions.write' }, 'described in the OpenAPI document');
     const reader = insertKey(gw.store, { workspace_id: gw.store.meta.get('default_workspace_id') as string, scopes: ['prompts.read'], name: 'reader' });
     t.equal((await call('POST', '/v1/prompts/welcome/completions', { variables: { name: 'x' } }, reader)).status, 403, 'a model call needs completions.write');
   });

@@ -11,11 +11,19 @@
  * record carries `prompt_slug` and `prompt_version_id` (the `promptRef` context var). The caller
  * needs `completions.write`, as for any model call, and sees only its workspace's prompts.
  */
-import { AdminErrors, type GatewayContext, type RouteDefinition, type Store } from '../../core/index.js';
+import { AdminErrors, type AdminRouteMeta, type GatewayContext, type Records, type RouteDefinition, type Store } from '../../core/index.js';
 import { renderRequest, type RenderBody } from './routes.js';
 
 /** The target headers a rendered call carries; the prompt's own target replaces the caller's. */
 const TARGET_HEADERS = ['x-gateway-virtual-key', 'x-gateway-config', 'x-gateway-provider'] as const;
+
+/** The prompt's own target (virtual key, saved config or provider) in place of any the caller sent. */
+export function applyTarget(ctx: GatewayContext, version: Records.PromptVersion): void {
+  for (const name of TARGET_HEADERS) delete ctx.headers[name];
+  if (version.virtual_key !== null) ctx.headers['x-gateway-virtual-key'] = version.virtual_key;
+  else if (version.config !== null) ctx.headers['x-gateway-config'] = version.config;
+  else if (version.provider !== null) ctx.headers['x-gateway-provider'] = version.provider;
+}
 
 function choiceFromQuery(ctx: GatewayContext, body: RenderBody): RenderBody {
   if (ctx.search === '') return body;
@@ -36,7 +44,29 @@ export function completionsRoute(store: Store): RouteDefinition {
     method: 'POST',
     path: '/v1/prompts/:slug/completions',
     body: 'json',
-    meta: { summary: 'Render a stored prompt and send it as a model call (chat or text completion, plain or streamed)' },
+    // Described in the OpenAPI document with the admin routes (it is a model call: logged, not audited).
+    meta: {
+      admin: true,
+      summary: 'Render a stored prompt and send it as a model call to its target: a chat completion (chat template) or a completion (text template), plain or streamed; `?version=` or `?label=` choose the version',
+      resource: 'prompts',
+      action: 'completions',
+      scope: 'completions.write',
+      level: 'workspace',
+      public: false,
+      query: { type: 'object', properties: { version: { type: 'integer', minimum: 1 }, label: { type: 'string' } } },
+      body: {
+        type: 'object',
+        properties: {
+          variables: { type: 'object', description: 'Template variables (JSON values).' },
+          version: { type: 'integer', minimum: 1 },
+          label: { type: 'string' },
+          stream: { type: 'boolean' },
+        },
+        additionalProperties: true,
+        description: 'Any other field is a model parameter override (temperature, max_tokens, …).',
+      },
+      response: { type: 'object', description: "The provider's chat completion or completion (or its event stream)." },
+    } satisfies AdminRouteMeta,
     handler() {
       throw new Error('answered by the model call (model())');
     },
@@ -51,10 +81,7 @@ export function completionsRoute(store: Store): RouteDefinition {
       if (raw.label !== undefined && typeof raw.label !== 'string') throw AdminErrors.invalid('label must be a string.', 'label');
       if (raw.stream !== undefined && typeof raw.stream !== 'boolean') throw AdminErrors.invalid('stream must be a boolean.', 'stream');
       const { prompt, version, body } = renderRequest(store, principal, params.slug!, choiceFromQuery(ctx, raw));
-      for (const name of TARGET_HEADERS) delete ctx.headers[name];
-      if (version.virtual_key !== null) ctx.headers['x-gateway-virtual-key'] = version.virtual_key;
-      else if (version.config !== null) ctx.headers['x-gateway-config'] = version.config;
-      else if (version.provider !== null) ctx.headers['x-gateway-provider'] = version.provider;
+      applyTarget(ctx, version);
       ctx.set('promptRef', { slug: prompt.slug, version_id: version.id, version: version.version });
       return { route: typeof version.template === 'string' ? 'completions' : 'chat.completions', body };
     },

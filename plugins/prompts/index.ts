@@ -18,6 +18,7 @@ import { adminRoutes, definePlugin } from '../../core/index.js';
 import { promptRoutes } from './routes.js';
 import { partialRoutes } from './partials.js';
 import { completionsRoute } from './completions.js';
+import { renderResponsesPrompt } from './responses.js';
 
 export { renderBody } from './routes.js';
 
@@ -26,6 +27,12 @@ export default definePlugin({
   configSchema: { type: 'object', additionalProperties: false },
   setup(app) {
     // Partials first: `/v1/prompts/partials/…` must not be taken for a prompt's sub-route.
-    return { routes: [...adminRoutes(app, [...partialRoutes(), ...promptRoutes()]), completionsRoute(app.store)] };
+    return {
+      routes: [...adminRoutes(app, [...partialRoutes(), ...promptRoutes()]), completionsRoute(app.store)],
+      // A Responses call whose `prompt.id` names a stored prompt (before routing: see responses.ts).
+      onRequestBody(ctx) {
+        if (ctx.route.kind === 'model' && ctx.route.name === 'responses' && ctx.body?.prompt !== undefined) renderResponsesPrompt(app.store, ctx);
+      },
+    };
   },
 });
