@@ -17,15 +17,11 @@
  * stdout carries only what a script needs (the id and the raw key, shown this once); problems go
  * to stderr with exit code 1.
  */
-import { loadConfigFile, formatProblem } from './config/load.js';
-import { openStore, type Store } from './store/store.js';
-import { bootstrap } from './store/bootstrap.js';
-import { openDistributed, type Distributed } from './store/distributed/connections.js';
-import { requireSharedMasterKey } from './store/distributed/replica.js';
+import type { Store } from './store/store.js';
+import { openCliStore } from './cli-store.js';
 import { findWorkspace, defaultWorkspace } from './admin/workspaces.js';
 import { newApiKey } from './store/api-key-record.js';
 import { ALL_SCOPES, allowedScopes, DEFAULT_ORGANISATION_SCOPES, DEFAULT_WORKSPACE_SCOPES } from './auth/scopes.js';
-import { createLogger } from './logger.js';
 import type { ApiKeyType } from './store/records.js';
 
 export const KEYS_USAGE = `  gateway keys create --type organisation|workspace-service|workspace-user --name NAME
@@ -131,36 +127,10 @@ export async function keysCommand(argv: string[], configFile: string): Promise<n
     process.stderr.write(`gateway keys: ${(err as Error).message}\n${KEYS_USAGE}`);
     return 1;
   }
-  const { config, problems } = await loadConfigFile(configFile);
-  if (config === null || problems.length > 0) {
-    for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
-    return 1;
-  }
-  const log = createLogger();
-  const { postgres, redis } = config.store;
-  let distributed: Distributed | undefined;
-  let store: Store;
+  const opened = await openCliStore(configFile, 'keys');
+  if (opened === undefined) return 1;
   try {
-    if (postgres && redis) {
-      requireSharedMasterKey(process.env);
-      distributed = await openDistributed(postgres, redis, log);
-    }
-    store = openStore({ dir: config.store.path, log, mapSize: config.store.map_size, distributed });
-  } catch (err) {
-    await distributed?.close();
-    process.stderr.write(`gateway keys: ${(err as Error).message}\n`);
-    return 1;
-  }
-  try {
-    await store.replica?.start({ feed: false });
-    const boot = await bootstrap(store, process.env, log);
-    if (boot.generatedAdminKey !== undefined) {
-      // This run was the first to open the data dir: the bootstrap admin key exists only here.
-      process.stdout.write(`admin_key: ${boot.generatedAdminKey}\n`);
-    }
-    const { id, raw } = store.replica
-      ? await store.replica.writeScope(() => insertKey(store, args, boot.organisationId))
-      : insertKey(store, args, boot.organisationId);
+    const { id, raw } = await opened.write(() => insertKey(opened.store, args, opened.organisationId));
     // Shown once: only the hash is stored.
     process.stdout.write(`id: ${id}\nkey: ${raw}\n`);
     process.stderr.write(`created a ${args.type} API key (store it now: it is not shown again)\n`);
@@ -170,6 +140,6 @@ export async function keysCommand(argv: string[], configFile: string): Promise<n
     process.stderr.write(`gateway keys: ${message}\n`);
     return 1;
   } finally {
-    await store.close();
+    await opened.close();
   }
 }

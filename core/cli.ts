@@ -15,12 +15,13 @@ import { createLogger } from './logger.js';
 import { announceReady, isPrimary, superviseWorkers } from './cluster.js';
 import { standardPlugins } from '../plugins/index.js';
 import { keysCommand, KEYS_USAGE } from './cli-keys.js';
+import { pricingCommand, PRICING_USAGE } from './cli-pricing.js';
 import type { ConfigProblem } from './config/types.js';
 
 const USAGE = `Usage:
   gateway start    [--config FILE]   run the gateway (default config: $GATEWAY_CONFIG or config/gateway.yaml)
   gateway validate [--config FILE]   check a config and print every problem with file:line:column
-${KEYS_USAGE}`;
+${KEYS_USAGE}${PRICING_USAGE}`;
 
 function parseArgs(argv: string[]): { command: string | undefined; config: string | undefined } {
   let config: string | undefined;
@@ -148,6 +149,9 @@ async function main(): Promise<void> {
       return;
     case 'keys':
       process.exitCode = await keysCommand(process.argv.slice(2), file);
+      return;
+    case 'pricing':
+      process.exitCode = await pricingCommand(process.argv.slice(2), file);
       return;
     case 'help':
     case '--help':

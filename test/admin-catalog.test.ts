@@ -87,7 +87,10 @@ t.test('model pricing: public lookup, prefix match, overrides', async (t) => {
 
   const anthropic = await call('GET', '/model-pricing?provider=anthropic');
   t.equal(anthropic.status, 200);
-  t.equal(anthropic.body.total, 5);
+  t.equal(anthropic.body.total, 9);
+  // A newer model whose id extends an older one's has its own entry, not the prefix's price.
+  const opus45 = anthropic.body.data.find((p: Json) => p.model === 'claude-opus-4-5');
+  t.equal(opus45.pay_as_you_go.request_token.price, cents(5), 'claude-opus-4-5 is not priced as claude-opus-4');
   t.ok(anthropic.body.data.every((p: Json) => p.provider === 'anthropic' && p.source === 'default' && p.currency === 'USD'));
   t.same(anthropic.body.data[0], { ...anthropic.body.data[0], id: 'anthropic/claude-3-5-haiku', model: 'claude-3-5-haiku', last_updated_at: null });
   const all = await call('GET', '/model-pricing?page_size=500');

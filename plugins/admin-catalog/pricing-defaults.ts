@@ -1,8 +1,9 @@
 /**
  * The price table the gateway ships: common models of common providers.
  *
- * These are the providers' public list prices at the time of writing (mid 2025), for standard
- * (non-batch, short-context) usage. Prices change and contracts differ: admins override any entry
+ * These are the providers' public list prices for standard (non-batch, short-context) usage, as
+ * last revised on 2026-11-26 (the date the README gives); `gateway pricing import` reads a newer
+ * open catalogue (LiteLLM's) over them. Prices change and contracts differ: admins override any entry
  * with `PUT /v1/model-pricing/:provider/:model`, and an override always wins over this table.
  *
  * The table is written as vendors publish prices, USD per million tokens, and converted once at
@@ -34,6 +35,10 @@ type PerMillion = readonly [input: number, output: number, cacheRead?: number, c
 
 const LIST_PRICES: Readonly<Record<string, Readonly<Record<string, PerMillion>>>> = {
   openai: {
+    'gpt-5': [1.25, 10, 0.125],
+    'gpt-5.1': [1.25, 10, 0.125],
+    'gpt-5-mini': [0.25, 2, 0.025],
+    'gpt-5-nano': [0.05, 0.4, 0.005],
     'gpt-4o': [2.5, 10, 1.25],
     'gpt-4o-mini': [0.15, 0.6, 0.075],
     'gpt-4.1': [2, 8, 0.5],
@@ -43,10 +48,12 @@ const LIST_PRICES: Readonly<Record<string, Readonly<Record<string, PerMillion>>>
     'o1-mini': [1.1, 4.4, 0.55],
     o3: [2, 8, 0.5],
     'o3-mini': [1.1, 4.4, 0.55],
+    'o3-pro': [20, 80],
     'o4-mini': [1.1, 4.4, 0.275],
     'gpt-3.5-turbo': [0.5, 1.5],
     'text-embedding-3-small': [0.02, 0],
     'text-embedding-3-large': [0.13, 0],
+    'text-embedding-ada-002': [0.1, 0],
   },
   anthropic: {
     // Cache writes (5-minute TTL) cost 1.25× input; reads 0.1× input.
@@ -55,6 +62,11 @@ const LIST_PRICES: Readonly<Record<string, Readonly<Record<string, PerMillion>>>
     'claude-3-7-sonnet': [3, 15, 0.3, 3.75],
     'claude-sonnet-4': [3, 15, 0.3, 3.75],
     'claude-opus-4': [15, 75, 1.5, 18.75],
+    // Named on purpose: without them they would price as their `claude-opus-4` / `claude-sonnet-4` prefix.
+    'claude-opus-4-5': [5, 25, 0.5, 6.25],
+    'claude-sonnet-4-5': [3, 15, 0.3, 3.75],
+    'claude-haiku-4-5': [1, 5, 0.1, 1.25],
+    'claude-3-haiku': [0.25, 1.25, 0.03, 0.3],
   },
   google: {
     // Prompts up to 128k (1.5) / 200k (2.5 Pro) tokens; longer prompts cost more upstream.
@@ -65,10 +77,31 @@ const LIST_PRICES: Readonly<Record<string, Readonly<Record<string, PerMillion>>>
     'gemini-2.5-flash': [0.3, 2.5, 0.075],
     'gemini-2.5-flash-lite': [0.1, 0.4, 0.025],
     'gemini-2.5-pro': [1.25, 10, 0.31],
+    'gemini-3-pro': [2, 12, 0.2],
+    'gemini-embedding-001': [0.15, 0],
+  },
+  'vertex-ai': {
+    // Vertex ids carry a version after `@` (`claude-sonnet-4@20250514`), which resolves by prefix.
+    'gemini-2.0-flash': [0.15, 0.6, 0.0375],
+    'gemini-2.0-flash-lite': [0.075, 0.3],
+    'gemini-2.5-flash': [0.3, 2.5, 0.075],
+    'gemini-2.5-flash-lite': [0.1, 0.4, 0.025],
+    'gemini-2.5-pro': [1.25, 10, 0.31],
+    'gemini-3-pro': [2, 12, 0.2],
+    'gemini-embedding-001': [0.15, 0],
+    'claude-3-5-haiku': [0.8, 4, 0.08, 1],
+    'claude-3-7-sonnet': [3, 15, 0.3, 3.75],
+    'claude-sonnet-4': [3, 15, 0.3, 3.75],
+    'claude-sonnet-4-5': [3, 15, 0.3, 3.75],
+    'claude-haiku-4-5': [1, 5, 0.1, 1.25],
+    'claude-opus-4': [15, 75, 1.5, 18.75],
+    'claude-opus-4-5': [5, 25, 0.5, 6.25],
   },
   'mistral-ai': {
     'mistral-large': [2, 6],
+    'mistral-medium': [0.4, 2],
     'mistral-small': [0.1, 0.3],
+    'magistral-medium': [2, 5],
     codestral: [0.3, 0.9],
   },
   groq: {
@@ -82,8 +115,9 @@ const LIST_PRICES: Readonly<Record<string, Readonly<Record<string, PerMillion>>>
   },
   deepseek: {
     // Cache hits are the discounted read price; misses are the input price.
-    'deepseek-chat': [0.27, 1.1, 0.07],
-    'deepseek-reasoner': [0.55, 2.19, 0.14],
+    // One price for both since V3.2 (2025-09).
+    'deepseek-chat': [0.28, 0.42, 0.028],
+    'deepseek-reasoner': [0.28, 0.42, 0.028],
   },
   bedrock: {
     // On-demand list prices in us-east-1. Inference-profile ids (`us.anthropic.…`) price as their model.
@@ -92,6 +126,9 @@ const LIST_PRICES: Readonly<Record<string, Readonly<Record<string, PerMillion>>>
     'anthropic.claude-3-7-sonnet': [3, 15, 0.3, 3.75],
     'anthropic.claude-sonnet-4': [3, 15, 0.3, 3.75],
     'anthropic.claude-opus-4': [15, 75, 1.5, 18.75],
+    'anthropic.claude-opus-4-5': [5, 25, 0.5, 6.25],
+    'anthropic.claude-sonnet-4-5': [3, 15, 0.3, 3.75],
+    'anthropic.claude-haiku-4-5': [1, 5, 0.1, 1.25],
     'amazon.nova-micro-v1': [0.035, 0.14, 0.00875],
     'amazon.nova-lite-v1': [0.06, 0.24, 0.015],
     'amazon.nova-pro-v1': [0.8, 3.2, 0.2],
@@ -103,6 +140,9 @@ const LIST_PRICES: Readonly<Record<string, Readonly<Record<string, PerMillion>>>
     'grok-2': [2, 10],
     'grok-3': [3, 15, 0.75],
     'grok-3-mini': [0.3, 0.5, 0.075],
+    'grok-4': [3, 15, 0.75],
+    'grok-4-fast': [0.2, 0.5, 0.05],
+    'grok-code-fast-1': [0.2, 1.5, 0.02],
   },
 };
 
