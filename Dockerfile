@@ -6,6 +6,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 make g+
 COPY package.json package-lock.json tsconfig.json ./
 COPY core ./core
 COPY plugins ./plugins
+COPY cli ./cli
 COPY bench ./bench
 COPY test ./test
 COPY config ./config
@@ -25,4 +26,4 @@ VOLUME ["/data"]
 EXPOSE 8787
 HEALTHCHECK --interval=10s --timeout=3s --retries=3 CMD ["node", "-e", "fetch('http://127.0.0.1:8787/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # node is PID 1 here and handles SIGTERM itself: the gateway drains in-flight requests, then exits.
-CMD ["node", "dist/core/cli.js", "start"]
+CMD ["node", "dist/cli/main.js", "start"]

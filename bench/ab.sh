@@ -9,7 +9,7 @@
 #
 #   npm run build && cp -r dist dist-base            # A: the build before a change
 #   … change, npm run build …                         # B: dist
-#   A=dist-base/core/cli.js B=dist/core/cli.js bench/ab.sh [windows] [seconds]
+#   A=dist-base/cli/main.js B=dist/cli/main.js bench/ab.sh [windows] [seconds]
 #   PIPE_B='[logging, auth]' bench/ab.sh              # same build, two pipelines
 #   ENV_B='SOME_FLAG=1' bench/ab.sh                   # same build, an environment switch
 #
@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${1:-4}
 S=${2:-6}
-A=${A:-dist/core/cli.js}
+A=${A:-dist/cli/main.js}
 B=${B:-$A}
 PIPE_A=${PIPE_A:-$(node -e "const y=require('yaml');const d=y.parse(require('fs').readFileSync('config/gateway.yaml','utf8'));process.stdout.write(JSON.stringify(d.pipeline))")}
 PIPE_B=${PIPE_B:-$PIPE_A}

@@ -16,7 +16,8 @@
  * cache_read (cached prompt tokens reported by the Anthropic and Bedrock dialects).
  * `bench/mock/directives.ts` documents each.
  *
- * CLI: `node dist/bench/mock-upstream.js [--port 9000] [--host 127.0.0.1]` (recording off).
+ * CLI: `gateway mock-upstream [--port 9000] [--host 127.0.0.1]`, or
+ * `node dist/bench/mock-upstream.js …` (recording off).
  */
 
 import { pathToFileURL } from 'node:url';
@@ -30,12 +31,17 @@ export { cosine, embedText } from './mock/embedding.js';
 export { mockFileContent } from './mock/echo.js';
 export { MOCK_AWS_ACCESS_KEY_ID, MOCK_AWS_SECRET_ACCESS_KEY } from './mock/sigv4.js';
 
-async function main(): Promise<void> {
+/**
+ * Starts the mock on `--port` (default 9000) and `--host` (default 127.0.0.1) and serves until
+ * SIGTERM or SIGINT. `gateway mock-upstream` and `npm run mock-upstream` both land here.
+ */
+export async function runMockUpstream(args: string[]): Promise<void> {
   const { values } = parseArgs({
+    args,
     options: { port: { type: 'string', default: '9000' }, host: { type: 'string', default: '127.0.0.1' } },
   });
-  const port = Number.parseInt(values.port, 10);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port: ${values.port}`);
+  const port = Number(values.port);
+  if (!/^\d+$/.test(values.port) || port > 65535) throw new Error(`invalid --port: ${values.port}`);
   // Recording off: a benchmark run would otherwise keep every request body in memory.
   const mock = await startMockUpstream({ port, host: values.host, record: false });
   process.stdout.write(`mock upstream listening on ${mock.url}\n`);
@@ -47,7 +53,7 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch(function fail(error: unknown) {
+  runMockUpstream(process.argv.slice(2)).catch(function fail(error: unknown) {
     process.stderr.write(`mock upstream failed: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
   });

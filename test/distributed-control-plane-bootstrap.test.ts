@@ -71,7 +71,7 @@ t.test('gateway keys create writes through PostgreSQL: the key works on a runnin
     GATEWAY_REDIS_URL: backends.redisUrl,
     GATEWAY_LOG_LEVEL: 'warn',
   };
-  const res = await runCli(['keys', 'create', '--type', 'organisation', '--name', 'from-cli', '--config', yaml], env);
+  const res = await runCli(['keys', 'create', '--type', 'organisation', '--name', 'from-cli', '--preset', 'admin', '--config', yaml], env);
   t.equal(res.code, 0, res.stderr);
   t.notMatch(res.stdout, /admin_key:/, 'the bootstrap was already done by the host');
   const key = /^key: (\S+)$/m.exec(res.stdout)![1]!;
@@ -93,7 +93,7 @@ t.test('distributed mode refuses to start without GATEWAY_MASTER_KEY, or on a da
 
   // A data dir used in embedded mode first (the CLI bootstraps it without the backends).
   const embedded = join(dir, 'embedded');
-  const made = await runCli(['keys', 'create', '--type', 'organisation', '--name', 'local', '--config', yaml], { GATEWAY_DATA_DIR: embedded, GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_ADMIN_KEY: ADMIN_KEY });
+  const made = await runCli(['keys', 'create', '--type', 'organisation', '--name', 'local', '--preset', 'admin', '--config', yaml], { GATEWAY_DATA_DIR: embedded, GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_ADMIN_KEY: ADMIN_KEY });
   t.equal(made.code, 0, made.stderr);
   const refused = await runCli(['start', '--config', yaml], { ...shared, GATEWAY_DATA_DIR: embedded, GATEWAY_MASTER_KEY: MASTER_KEY });
   t.equal(refused.code, 1);

@@ -1,5 +1,5 @@
 /**
- * Starts one gateway process (`dist/core/cli.js start`) on the proxy CPU, with a YAML config and a
+ * Starts one gateway process (`dist/cli/main.js start`) on the proxy CPU, with a YAML config and a
  * store of its own in `dir`. The plain gateway (empty pipeline) and the governance gateway are the
  * same binary with different pipelines, so both come from here.
  */
@@ -10,7 +10,7 @@ import type { Pinning } from './pinning.js';
 import { freePort } from './ports.js';
 import { startService, type Service } from './processes.js';
 
-const GATEWAY_CLI = fileURLToPath(new URL('../../core/cli.js', import.meta.url));
+const GATEWAY_CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 const READY = /listening on (https?:\/\/[^\s]+)/;
 
 export interface GatewayProcessOptions {

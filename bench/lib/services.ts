@@ -3,7 +3,7 @@
  *
  *   mock upstream   node dist/bench/mock-upstream.js --port 0      (load CPU)
  *   bare proxy      node dist/bench/bare-proxy.js --upstream MOCK   (proxy CPU)
- *   gateway         node dist/core/cli.js start --config TMP.yaml   (proxy CPU)
+ *   gateway         node dist/cli/main.js start --config TMP.yaml   (proxy CPU)
  *   governance      a second gateway, full governance pipeline      (proxy CPU, only when asked)
  *
  * The gateway gets an empty pipeline and a throwaway store directory, so the numbers are the

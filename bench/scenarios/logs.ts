@@ -6,7 +6,7 @@
  *            the logging plugin's own `putLog` (record + index entries, one transaction per
  *            10,000): 5 workspaces, 20 models, 4 providers, 90% 200 / 5% 429 / 5% 500, 50 API
  *            keys, metadata env prod/staging/canary (1%)
- *   serve    a gateway process (`dist/core/cli.js start`, or `--cli` for another build) on that
+ *   serve    a gateway process (`dist/cli/main.js start`, or `--cli` for another build) on that
  *            data dir: `pipeline: [logging, auth]`, the mock upstream in this process
  *   measure  GET /v1/logs first pages (page_size 50) for each filter, median / p90 / max of REPS
  *            calls; then chat (POST /v1/chat/completions, 8 in flight, closed loop) for DURATION
@@ -37,7 +37,7 @@ import { runTempDir } from '../lib/temp-dir.js';
 
 const ADMIN_KEY = 'gw-bench-logs-admin-key-0123456789abcdefghij';
 const MASTER_KEY = 'gw-bench-logs-master-key-0123456789abcdefghijklmnop';
-const DEFAULT_CLI = fileURLToPath(new URL('../../core/cli.js', import.meta.url));
+const DEFAULT_CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 const DAY_MS = 86_400_000;
 const BATCH = 10_000;
 const CHAT_CONCURRENCY = 8;

@@ -66,3 +66,19 @@ export const DEFAULT_ORGANISATION_SCOPES: ReadonlyArray<string> = [...ORGANISATI
 
 /** A sensible default for a workspace service key: everything within its workspace. */
 export const DEFAULT_WORKSPACE_SCOPES: ReadonlyArray<string> = [...SHARED_SCOPES, ...WORKSPACE_ONLY_SCOPES];
+
+/**
+ * Named scope sets for people making keys by hand (`gateway keys create --preset NAME`), each
+ * narrowed to what the key kind may hold.
+ *
+ * - `completions`: call models (`completions.write`);
+ * - `mcp`: call MCP tools through the gateway (`mcp.invoke`, workspace keys);
+ * - `read-only`: read and list everything the kind may read, view logs and analytics;
+ * - `admin`: every scope the kind may hold.
+ */
+export const SCOPE_PRESETS: Readonly<Record<string, (type: ApiKeyType) => string[]>> = {
+  completions: () => ['completions.write'],
+  mcp: () => ['mcp.invoke'],
+  'read-only': (type) => [...allowedScopes(type)].filter((s) => /\.(read|list|view)$/.test(s)),
+  admin: (type) => [...allowedScopes(type)],
+};

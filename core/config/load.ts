@@ -359,7 +359,12 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
 
 /** Resolves which file to load: explicit argument, else GATEWAY_CONFIG, else <cwd>/config/gateway.yaml. */
 export function resolveConfigPath(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(explicit || env.GATEWAY_CONFIG || path.join('config', 'gateway.yaml'));
+  const chosen = explicit || env.GATEWAY_CONFIG;
+  if (chosen) return path.resolve(chosen);
+  const local = path.resolve('config', 'gateway.yaml');
+  // Installed as a package (`npx gateway start` in a folder without a config/): the shipped default.
+  // Its relative paths (store.path: ./data) still resolve against the working directory.
+  return existsSync(local) ? local : fileURLToPath(new URL('../../../config/gateway.yaml', import.meta.url));
 }
 
 /**

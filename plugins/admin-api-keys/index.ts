@@ -2,7 +2,7 @@
  * The `admin-api-keys` plugin: the API key admin API (`/v1/api-keys`): create the three kinds
  * (organisation service, workspace service, workspace user), list, get, update, delete, rotate,
  * and the scopes the caller may grant each kind.
- * Authentication with the keys is the `auth` plugin's; `gateway keys create` (core/cli-keys.ts)
+ * Authentication with the keys is the `auth` plugin's; `gateway keys create` (cli/keys.ts)
  * creates keys from the command line.
  */
 import { adminRoutes, definePlugin, optionalService } from '../../core/index.js';

@@ -1,11 +1,11 @@
 /**
- * Runs the real CLI (`dist/core/cli.js`) as a child process, the way operators run it.
+ * Runs the real CLI (`dist/cli/main.js`) as a child process, the way operators run it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Teardown } from './gateway.js';
 
-export const CLI = fileURLToPath(new URL('../../core/cli.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
 export interface RunningCli {

@@ -8,19 +8,22 @@
  * config file: a valid one takes over for new requests, an invalid one is refused and logged while
  * the old one keeps serving.
  */
-import { loadConfigFile, formatProblem, resolveConfigPath } from './config/load.js';
-import { createGateway } from './gateway.js';
-import { ConfigError, resolvePlugins } from './plugin-loader.js';
-import { createLogger } from './logger.js';
-import { announceReady, isPrimary, superviseWorkers } from './cluster.js';
+import { loadConfigFile, formatProblem, resolveConfigPath } from '../core/config/load.js';
+import { createGateway } from '../core/gateway.js';
+import { ConfigError, resolvePlugins } from '../core/plugin-loader.js';
+import { createLogger } from '../core/logger.js';
+import { announceReady, isPrimary, superviseWorkers } from '../core/cluster.js';
 import { standardPlugins } from '../plugins/index.js';
-import { keysCommand, KEYS_USAGE } from './cli-keys.js';
-import { pricingCommand, PRICING_USAGE } from './cli-pricing.js';
-import type { ConfigProblem } from './config/types.js';
+import { keysCommand, KEYS_USAGE } from './keys.js';
+import { pricingCommand, PRICING_USAGE } from './pricing.js';
+import type { ConfigProblem } from '../core/config/types.js';
+import { runMockUpstream } from '../bench/mock-upstream.js';
 
 const USAGE = `Usage:
   gateway start    [--config FILE]   run the gateway (default config: $GATEWAY_CONFIG or config/gateway.yaml)
   gateway validate [--config FILE]   check a config and print every problem with file:line:column
+  gateway mock-upstream [--port 9000] [--host 127.0.0.1]
+                                     a mock provider (OpenAI, Anthropic, Gemini, Bedrock wire formats) to try the gateway on
 ${KEYS_USAGE}${PRICING_USAGE}`;
 
 function parseArgs(argv: string[]): { command: string | undefined; config: string | undefined } {
@@ -149,6 +152,14 @@ async function main(): Promise<void> {
       return;
     case 'keys':
       process.exitCode = await keysCommand(process.argv.slice(2), file);
+      return;
+    case 'mock-upstream':
+      try {
+        await runMockUpstream(process.argv.slice(process.argv.indexOf('mock-upstream') + 1));
+      } catch (err) {
+        process.stderr.write(`gateway mock-upstream: ${(err as Error).message}\n`);
+        process.exitCode = 1;
+      }
       return;
     case 'pricing':
       process.exitCode = await pricingCommand(process.argv.slice(2), file);

@@ -10,7 +10,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { openCliStore } from './cli-store.js';
+import { openCliStore } from './store.js';
 import { applyImport, CatalogueError, parseCatalogue, planImport, type ImportEntry } from '../plugins/admin-catalog/pricing-import.js';
 
 export const PRICING_USAGE = `  gateway pricing import FILE [--dry-run] [--config FILE]

@@ -5,12 +5,12 @@
  * (and every host) before the command prints success. The bootstrap runs as at a first start, so
  * a command that is the first to open a data dir prints the admin key it created.
  */
-import { loadConfigFile, formatProblem } from './config/load.js';
-import { openStore, type Store } from './store/store.js';
-import { bootstrap } from './store/bootstrap.js';
-import { openDistributed, type Distributed } from './store/distributed/connections.js';
-import { requireSharedMasterKey } from './store/distributed/replica.js';
-import { createLogger } from './logger.js';
+import { loadConfigFile, formatProblem } from '../core/config/load.js';
+import { openStore, type Store } from '../core/store/store.js';
+import { bootstrap } from '../core/store/bootstrap.js';
+import { openDistributed, type Distributed } from '../core/store/distributed/connections.js';
+import { requireSharedMasterKey } from '../core/store/distributed/replica.js';
+import { createLogger } from '../core/logger.js';
 
 export interface CliStore {
   store: Store;

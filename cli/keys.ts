@@ -3,7 +3,10 @@
  * operators who have the machine but no admin key yet (or lost it), and for provisioning scripts.
  *
  *   gateway keys create --type organisation|workspace-service|workspace-user --name NAME
- *                       [--workspace ID_OR_SLUG] [--scopes a,b] [--config FILE]
+ *                       [--workspace ID_OR_SLUG] (--scopes a,b | --preset NAME) [--config FILE]
+ *
+ * The key carries only the scopes asked for: a list, or a preset (completions, mcp, read-only,
+ * admin; see SCOPE_PRESETS), and the command says on stderr what it granted.
  *
  * It may run while a gateway serves the same data dir: LMDB is multi-process (one robust write
  * mutex), and the insert bumps the collection version that every gateway process compares before
@@ -17,15 +20,16 @@
  * stdout carries only what a script needs (the id and the raw key, shown this once); problems go
  * to stderr with exit code 1.
  */
-import type { Store } from './store/store.js';
-import { openCliStore } from './cli-store.js';
-import { findWorkspace, defaultWorkspace } from './admin/workspaces.js';
-import { newApiKey } from './store/api-key-record.js';
-import { ALL_SCOPES, allowedScopes, DEFAULT_ORGANISATION_SCOPES, DEFAULT_WORKSPACE_SCOPES } from './auth/scopes.js';
-import type { ApiKeyType } from './store/records.js';
+import type { Store } from '../core/store/store.js';
+import { openCliStore } from './store.js';
+import { findWorkspace, defaultWorkspace } from '../core/admin/workspaces.js';
+import { newApiKey } from '../core/store/api-key-record.js';
+import { ALL_SCOPES, allowedScopes, SCOPE_PRESETS } from '../core/auth/scopes.js';
+import type { ApiKeyType } from '../core/store/records.js';
 
 export const KEYS_USAGE = `  gateway keys create --type organisation|workspace-service|workspace-user --name NAME
-                      [--workspace ID_OR_SLUG] [--scopes a,b] [--config FILE]
+                      [--workspace ID_OR_SLUG] (--scopes a,b | --preset completions|mcp|read-only|admin)
+                      [--config FILE]
                                      create an API key in the data dir's store; prints it once
 `;
 
@@ -41,12 +45,13 @@ interface CreateArgs {
   name: string;
   workspace: string | undefined;
   scopes: string[] | undefined;
+  preset: string | undefined;
 }
 
 /** A problem the operator can fix: printed as is, exit 1. */
 class UsageError extends Error {}
 
-const FLAGS = new Set(['--type', '--name', '--workspace', '--scopes']);
+const FLAGS = new Set(['--type', '--name', '--workspace', '--scopes', '--preset']);
 
 /** `keys create --type … --name …` (argv after the program); `--config` was already resolved by the caller. */
 function parseCreate(argv: string[]): CreateArgs {
@@ -78,7 +83,15 @@ function parseCreate(argv: string[]): CreateArgs {
   const workspace = flags.get('--workspace');
   if (workspace !== undefined && type === 'organisation-service') throw new UsageError('--workspace applies only to workspace keys');
   const scopes = flags.get('--scopes')?.split(',').map((s) => s.trim()).filter(Boolean);
-  return { type, name, workspace, scopes };
+  const preset = flags.get('--preset');
+  if (scopes !== undefined && preset !== undefined) throw new UsageError('give --scopes or --preset, not both');
+  if (scopes === undefined && preset === undefined) {
+    throw new UsageError(`--scopes or --preset is required (presets: ${Object.keys(SCOPE_PRESETS).join(', ')})`);
+  }
+  if (preset !== undefined && SCOPE_PRESETS[preset] === undefined) {
+    throw new UsageError(`unknown preset "${preset}" (expected ${Object.keys(SCOPE_PRESETS).join(', ')})`);
+  }
+  return { type, name, workspace, scopes, preset };
 }
 
 function checkScopes(type: ApiKeyType, scopes: string[]): string[] {
@@ -88,19 +101,19 @@ function checkScopes(type: ApiKeyType, scopes: string[]): string[] {
     if (!known.has(scope)) throw new UsageError(`unknown scope "${scope}"`);
     if (!allowed.has(scope)) throw new UsageError(`the scope "${scope}" cannot be given to ${type} keys`);
   }
-  if (scopes.length === 0) throw new UsageError('--scopes names no scope');
+  if (scopes.length === 0) throw new UsageError('no scope to grant');
   return [...new Set(scopes)];
 }
 
 /** The same record shape the admin API's create writes (plugins/admin-api-keys). */
-function insertKey(store: Store, args: CreateArgs, organisationId: string): { id: string; raw: string } {
+function insertKey(store: Store, args: CreateArgs, organisationId: string): { id: string; raw: string; scopes: string[] } {
   let workspaceId: string | null = null;
   if (args.type !== 'organisation-service') {
     const ws = args.workspace === undefined ? defaultWorkspace(store) : findWorkspace(store, args.workspace);
     if (ws === undefined) throw new UsageError(`workspace "${args.workspace}" does not exist`);
     workspaceId = ws.id;
   }
-  const scopes = checkScopes(args.type, args.scopes ?? [...(args.type === 'organisation-service' ? DEFAULT_ORGANISATION_SCOPES : DEFAULT_WORKSPACE_SCOPES)]);
+  const scopes = checkScopes(args.type, args.scopes ?? SCOPE_PRESETS[args.preset!]!(args.type));
   const { record, raw } = newApiKey({
     type: args.type,
     name: args.name,
@@ -110,7 +123,7 @@ function insertKey(store: Store, args: CreateArgs, organisationId: string): { id
     scopes,
   });
   store.c.apiKeys.insert(record);
-  return { id: record.id, raw };
+  return { id: record.id, raw, scopes };
 }
 
 /**
@@ -130,10 +143,12 @@ export async function keysCommand(argv: string[], configFile: string): Promise<n
   const opened = await openCliStore(configFile, 'keys');
   if (opened === undefined) return 1;
   try {
-    const { id, raw } = await opened.write(() => insertKey(opened.store, args, opened.organisationId));
+    const { id, raw, scopes } = await opened.write(() => insertKey(opened.store, args, opened.organisationId));
     // Shown once: only the hash is stored.
     process.stdout.write(`id: ${id}\nkey: ${raw}\n`);
-    process.stderr.write(`created a ${args.type} API key (store it now: it is not shown again)\n`);
+    const how = args.preset !== undefined ? ` (preset ${args.preset})` : '';
+    process.stderr.write(`created a ${args.type} API key with ${scopes.length} scope${scopes.length === 1 ? '' : 's'}${how}: ${scopes.join(', ')}\n`);
+    process.stderr.write('store the key now: it is not shown again\n');
     return 0;
   } catch (err) {
     const message = err instanceof UsageError ? err.message : `could not create the key: ${(err as Error).message}`;
