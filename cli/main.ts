@@ -16,7 +16,9 @@ import { announceReady, isPrimary, superviseWorkers } from '../core/cluster.js';
 import { standardPlugins } from '../plugins/index.js';
 import { keysCommand, KEYS_USAGE } from './keys.js';
 import { pricingCommand, PRICING_USAGE } from './pricing.js';
-import type { ConfigProblem } from '../core/config/types.js';
+import type { ConfigProblem, GatewayConfig, Locator } from '../core/config/types.js';
+import { access, constants } from 'node:fs/promises';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { runMockUpstream } from '../bench/mock-upstream.js';
 
 const USAGE = `Usage:
@@ -38,6 +40,29 @@ function parseArgs(argv: string[]): { command: string | undefined; config: strin
   return { command, config };
 }
 
+/** The way back in when the admin key is lost (or was never seen). */
+const LOST_KEY = 'Lost the admin key? Make a new one on this machine: gateway keys create --type organisation --name admin --preset admin\n';
+
+function allInterfaces(bound: string): boolean {
+  return bound.startsWith('0.0.0.0:') || bound.startsWith('[::]:');
+}
+
+/**
+ * What an operator must hear at start: a pipeline that checks no key, and an admin key that is an
+ * example value (the README's, docker-compose's) on a listener every interface can reach.
+ */
+function startWarnings(plugins: ReadonlyArray<string>, bound: string, env: NodeJS.ProcessEnv): string[] {
+  const warnings: string[] = [];
+  if (!plugins.includes('auth')) {
+    warnings.push(`the pipeline has no auth plugin: anyone who can reach ${bound} can use this gateway and the provider keys it holds.`);
+  }
+  const admin = env.GATEWAY_ADMIN_KEY ?? '';
+  if (plugins.includes('auth') && allInterfaces(bound) && /change-me/i.test(admin)) {
+    warnings.push(`GATEWAY_ADMIN_KEY is an example value and ${bound} listens on every interface: anyone on the network can use the admin API. Set a secret key.`);
+  }
+  return warnings;
+}
+
 function printProblems(problems: ConfigProblem[]): void {
   for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
 }
@@ -57,8 +82,50 @@ async function validate(file: string): Promise<number> {
     }
     throw err;
   }
+  const startProblems = await checkStartNeeds(config, locate);
+  if (startProblems.length > 0) {
+    printProblems(startProblems);
+    return 1;
+  }
   process.stdout.write(`${file}: OK (${config.pipeline.length} plugins)\n`);
   return 0;
+}
+
+/**
+ * What `start` needs beyond a valid config: TLS files it can read, and a data dir it can write
+ * (or create). Checked without changing anything.
+ */
+async function checkStartNeeds(config: GatewayConfig, locate: Locator): Promise<ConfigProblem[]> {
+  const problems: ConfigProblem[] = [];
+  const at = (segments: string[], message: string): ConfigProblem => ({ file: config.file, ...locate(segments), path: segments.join('.'), message });
+  for (const which of ['cert', 'key'] as const) {
+    const file = config.server.tls?.[which];
+    if (file === undefined) continue;
+    try {
+      await access(file, constants.R_OK);
+    } catch (err) {
+      problems.push(at(['server', 'tls', which], `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`));
+    }
+  }
+  // The data dir, or the nearest folder above it that exists (start creates the rest).
+  let dir = resolvePath(config.store.path);
+  for (;;) {
+    try {
+      await access(dir, constants.W_OK);
+      break;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      const parent = dirname(dir);
+      if (code === 'ENOENT' && parent !== dir) {
+        dir = parent;
+        continue;
+      }
+      const where = process.env.GATEWAY_DATA_DIR ? ' (from GATEWAY_DATA_DIR)' : '';
+      problems.push(at(['store', 'path'], `the data dir ${resolvePath(config.store.path)}${where} is not writable: ${dir} (${code ?? 'error'})`));
+      break;
+    }
+  }
+  return problems;
 }
 
 async function start(file: string): Promise<void> {
@@ -75,25 +142,36 @@ async function start(file: string): Promise<void> {
     return;
   }
   const worker = !isPrimary();
+  const hasConsole = config.pipeline.some((p) => p.name === 'console');
   let gateway;
   try {
-    gateway = await createGateway(config, { catalog: standardPlugins, locate, logger: log });
+    gateway = await createGateway(config, {
+      catalog: standardPlugins,
+      locate,
+      logger: log,
+      // Printed the moment it exists, before the listener starts: a start that fails after this
+      // (a port in use) does not lose it. Only its hash is stored; it is never shown again.
+      onAdminKey(key) {
+        const signIn = hasConsole ? 'Sign in to the console with it, or send' : 'Send';
+        process.stdout.write(`\nCreated the first admin API key (shown once, store it now):\n\n  ${key}\n\n${signIn} it as x-gateway-api-key to the admin API.\n\n`);
+      },
+    });
   } catch (err) {
     if (err instanceof ConfigError) printProblems(err.problems);
-    else log.error('gateway failed to start', { err });
+    else {
+      log.error('gateway failed to start', { err });
+      process.stderr.write(`gateway failed to start: ${(err as Error).message}\n${LOST_KEY}`);
+    }
     process.exit(1);
   }
   const gw = gateway;
-  if (gw.generatedAdminKey !== undefined) {
-    // Printed once, here, and never again: only its hash is stored.
-    const signIn = config.pipeline.some((p) => p.name === 'console') ? `Sign in to the console at ${gw.url}/console/ with it, or send` : 'Send';
-    process.stdout.write(`\nCreated the first admin API key (shown once, store it now):\n\n  ${gw.generatedAdminKey}\n\n${signIn} it as x-gateway-api-key to the admin API.\n\n`);
-  }
-  log.info('listening', { url: gw.url, pid: process.pid, plugins: config.pipeline.map((p) => p.name) });
+  log.info('listening', { url: gw.url, bound: gw.bound, pid: process.pid, plugins: config.pipeline.map((p) => p.name) });
   if (worker) announceReady(gw.url);
   else {
-    const consoleAt = config.pipeline.some((p) => p.name === 'console') ? `; console at ${gw.url}/console/` : '';
-    process.stdout.write(`gateway listening on ${gw.url} (config ${file})${consoleAt}\n`);
+    const consoleAt = hasConsole ? `; console at ${gw.url}/console/` : '';
+    // Warnings first: whoever waits for the listening line has read them.
+    for (const warning of startWarnings(config.pipeline.map((p) => p.name), gw.bound, process.env)) process.stdout.write(`WARNING: ${warning}\n`);
+    process.stdout.write(`gateway listening on ${gw.url} (bound to ${gw.bound}${allInterfaces(gw.bound) ? ', all interfaces' : ''}; config ${file})${consoleAt}\n`);
   }
 
   let stopping = false;

@@ -16,7 +16,7 @@ import type { Usage } from './usage/types.js';
 import { uuidv7 } from './store/ids.js';
 
 /** Per-request state declared by plugins through declaration merging. */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled in by declaration merging
 export interface ContextVars {}
 
 /** How a request ended, given to every plugin's `onDone`. */

@@ -126,7 +126,11 @@ export const Errors = {
   upstreamUnreachable: define(502, 'upstream_error', 'upstream_unreachable', 'The upstream could not be reached.'),
   upstreamStreamFailed: define(502, 'upstream_error', 'upstream_stream_error', 'The upstream failed in the middle of the response.'),
   upstreamInvalidResponse: define(502, 'upstream_error', 'upstream_invalid_response', 'The upstream sent a response the gateway could not read.'),
+  /** The gateway could not obtain the provider's credentials (e.g. a Vertex AI service-account token exchange failed). */
+  providerAuthFailed: define(502, 'upstream_error', 'provider_auth_failed', 'The gateway could not obtain credentials for the provider.'),
   upstreamTimeout: define(504, 'timeout_error', 'upstream_timeout', 'The upstream did not answer in time.'),
+  /** A stream already under way whose upstream stayed silent past `upstream.stream_idle_timeout`. */
+  upstreamIdleTimeout: define(504, 'timeout_error', 'upstream_idle_timeout', 'The upstream stream went silent for too long and was closed.'),
   draining: define(503, 'overloaded_error', 'server_draining', 'The gateway is shutting down.'),
   overloaded: define(503, 'overloaded_error', 'overloaded', 'The gateway is overloaded; retry later.'),
   /** Distributed mode: Valkey is unreachable and the counters this request needs fail closed. */

@@ -39,12 +39,19 @@ export interface GatewayOptions {
   env?: NodeJS.ProcessEnv;
   /** How upstream host names are resolved for the connect-time check; default the OS resolver (tests inject one). */
   resolveHost?: HostResolver;
+  /**
+   * Called with the admin key this first start generated, as soon as it is stored and before the
+   * listener starts, so a start that fails later (a port in use) never leaves an unseen key.
+   */
+  onAdminKey?(key: string): void;
 }
 
 export interface Gateway {
   /** `http://127.0.0.1:PORT` (or https), usable by clients on this host. */
   readonly url: string;
   readonly port: number;
+  /** The address the listener is bound to, as `host:port` (`0.0.0.0:8787` for all interfaces). */
+  readonly bound: string;
   readonly config: GatewayConfig;
   readonly store: Store;
   /** The admin key generated on this first start (print it once), if one was. */
@@ -66,7 +73,8 @@ interface BuildOptions {
 }
 
 async function buildRuntime(config: GatewayConfig, agent: Agent, options: BuildOptions): Promise<Runtime> {
-  const providers = new ProviderRegistry();
+  // Vertex AI's token exchange goes through this runtime's URL policy and the guarded agent.
+  const providers = new ProviderRegistry(undefined, { policy: () => config.security.custom_hosts, dispatcher: agent });
   const plugins = await loadPlugins({ config, locate: options.locate, catalog: options.catalog, providers, log: options.log, store: options.store, tokens: options.tokens, upstream: agent });
   const pipeline = buildPipeline(plugins);
   // The OpenAPI document describes exactly the admin routes this pipeline serves.
@@ -114,7 +122,9 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   try {
     // Distributed mode: migrate PostgreSQL, load the replica, follow the change feed.
     await store.replica?.start();
-    boot = await bootstrap(store, env, log);
+    // Without `auth` nothing checks keys: a generated admin key would only be a secret nobody needs.
+    boot = await bootstrap(store, env, log, { generate: config.pipeline.some((p) => p.name === 'auth') });
+    if (boot.generatedAdminKey !== undefined) options.onAdminKey?.(boot.generatedAdminKey);
   } catch (err) {
     await store.close();
     throw err;
@@ -158,6 +168,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   }
   const host = listener.host === '0.0.0.0' ? '127.0.0.1' : listener.host === '::' ? '[::1]' : listener.host.includes(':') ? `[${listener.host}]` : listener.host;
   const url = `${listener.secure ? 'https' : 'http'}://${host}:${listener.port}`;
+  const bound = `${listener.host.includes(':') ? `[${listener.host}]` : listener.host}:${listener.port}`;
   let closing: Promise<void> | undefined;
   // The audit trail is core's (every admin plugin writes it): so is its retention. Bounds are read
   // from the current config at each run.
@@ -176,6 +187,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   return {
     url,
     port: listener.port,
+    bound,
     store,
     generatedAdminKey: boot.generatedAdminKey,
     get config() {

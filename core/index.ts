@@ -57,6 +57,7 @@ export { isOrgKey } from './auth/principal.js';
 export * as Scopes from './auth/scopes.js';
 export { adminRoutes, authorize, assertVisible, defineAdminRoute } from './admin/route.js';
 export { listPage } from './admin/list.js';
+export { crudRoutes, versionedRoutes, type CrudBase, type CrudBuilder, type CrudRoute, type VersionedSpec } from './admin/crud.js';
 export type { AdminRouteDef, AdminInput, AdminRouteMeta, AnyAdminRoute } from './admin/route.js';
 export { AdminErrors } from './admin/errors.js';
 export { findWorkspace, defaultWorkspace } from './admin/workspaces.js';
@@ -78,6 +79,8 @@ export { checkCustomHost, checkUpstreamUrl, OPERATOR_URL_POLICY } from './upstre
 export type { CustomHostPolicy } from './upstream/ssrf.js';
 export type { HostResolver, ConnectGuardOptions } from './upstream/connect-guard.js';
 export { guardedConnector } from './upstream/connect-guard.js';
+export { guardedLookup } from './upstream/guarded-lookup.js';
+export type { UpgradeRoute, Upgrade } from './upgrade.js';
 export { checkProviderFields } from './providers/fields.js';
 export { checkConfigUpstreams } from './router/config-upstreams.js';
 export { routingConfigSchema, validateRoutingConfig } from './router/config-schema.js';

@@ -40,6 +40,7 @@ import type { Store } from './store/store.js';
 import type { TokenCounter } from './workers/types.js';
 import type { Dispatcher } from 'undici';
 import type { ModelRoute } from './routes.js';
+import type { UpgradeRoute } from './upgrade.js';
 
 /** A hook's verdict: nothing to go on, a {@link Reply} to answer now. */
 export type Step = Reply | void | undefined;
@@ -170,6 +171,20 @@ export interface PluginHooks {
   onDone?(ctx: GatewayContext, outcome: Outcome): MaybePromise<void>;
   routes?: RouteDefinition[];
   /**
+   * WebSocket endpoints this plugin serves (core/upgrade.ts). An HTTP/1.1 `Upgrade: websocket`
+   * request to one of these paths runs the request hooks like any request of its route (a path
+   * under `/v1/` is pass-through: auth scopes, virtual keys, routing configs, rate limits and
+   * budgets apply); then, instead of the router, the route's `handle` completes the handshake and
+   * serves the session, and `onDone` runs when the socket closes. An upgrade request to any other
+   * path is served as a plain request.
+   *
+   *   upgrades: [{ path: '/v1/echo', name: 'echo', async handle(ctx, upgrade) {
+   *     const ws = await upgrade.accept();
+   *     if (ws) await new Promise((done) => { ws.on('message', (m) => ws.send(m)); ws.on('close', done); });
+   *   } }],
+   */
+  upgrades?: UpgradeRoute[];
+  /**
    * This plugin reads `ctx.usage` (budgets, token limits, logs): the core then meters every answer
    * (and asks streams for their usage chunk). Pipelines without such a plugin pay nothing for it.
    */
@@ -179,7 +194,7 @@ export interface PluginHooks {
 }
 
 /** Shared services plugins provide and use (`store`, `worker-pool`, …), declared by augmentation. */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled in by declaration merging
 export interface AppServices {}
 
 /** What `setup` receives: the gateway's facilities for one plugin. */

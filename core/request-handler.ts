@@ -2,7 +2,7 @@
  * The request flow, the same for HTTP/1.1 and HTTP/2:
  *
  *   match route ─▶ onRequest hooks ─▶ read body (limit, JSON, validation) ─▶ onRequestBody hooks
- *     ─▶ terminal: plugin route handler | router (upstream attempts)
+ *     ─▶ terminal: plugin route handler | router (upstream attempts) | a WebSocket session (core/upgrade.ts)
  *     ─▶ response hooks (reverse) ─▶ wait for the response to finish ─▶ onDone (every plugin)
  *
  * Any failure before the head is sent becomes an error reply in the one shape; after it, the
@@ -23,6 +23,7 @@ import { headerValue } from './upstream/headers.js';
 import { checkLookupHeaders } from './validation/lookup-bounds.js';
 import { nonFiniteNumber } from './validation/finite-numbers.js';
 import type { ConnectionHandlers } from './server.js';
+import { findUpgradeRoute, OpenSessions, runUpgrade, upgradeResponse, type UpgradeRequest } from './upgrade.js';
 import type { Runtime } from './runtime.js';
 
 export interface HandlerState {
@@ -42,6 +43,8 @@ const HEALTH_HEADERS_H2 = { ...HEALTH_HEADERS_H1, [h2.HTTP2_HEADER_STATUS]: 200 
  * {@link begin}; only the objects that read the body and write the answer differ.
  */
 export function createRequestHandler(state: HandlerState): ConnectionHandlers {
+  // WebSocket sessions this gateway accepted: asked to end when it drains.
+  const sessions = new OpenSessions();
   return {
     http1(req: IncomingMessage, res: ServerResponse) {
       const start = performance.now();
@@ -80,6 +83,22 @@ export function createRequestHandler(state: HandlerState): ConnectionHandlers {
       const ctx = new GatewayContext({ method, url, headers, httpVersion: '2.0', route, log: rt.log, start, remoteAddress });
       begin(rt, ctx, new ResponseWriter(stream, ctx, { closeConnection: state.draining }), stream);
     },
+    upgrade(req, socket, head) {
+      const start = performance.now();
+      const rt = state.runtime();
+      const url = req.url ?? '/';
+      const path = pathOf(url);
+      const upgrade = findUpgradeRoute(rt.pipeline, path, req);
+      if (upgrade === undefined) return false;
+      const method = req.method ?? 'GET';
+      const route = rt.routes.match(method, path);
+      const ctx = new GatewayContext({ method, url, headers: req.headers, httpVersion: req.httpVersion, route, log: rt.log, start, remoteAddress: socket.remoteAddress });
+      ctx.set('upgrade', upgrade);
+      const out = new ResponseWriter(upgradeResponse(req, socket), ctx, { closeConnection: false });
+      begin(rt, ctx, out, req, { route: upgrade, req, socket, head, sessions, draining: () => state.draining });
+      return true;
+    },
+    drain: () => sessions.closeAll(),
   };
 }
 
@@ -88,22 +107,27 @@ function pathOf(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
-function begin(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, body: BodySource): void {
+function begin(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, body: BodySource, upgrade?: UpgradeTerminal): void {
   rt.inflight++;
-  serve(rt, ctx, out, body)
+  serve(rt, ctx, out, body, upgrade)
     .catch((err: unknown) => rt.log.error('request handler failed', { requestId: ctx.id, err }))
     .finally(() => {
       rt.inflight--;
     });
 }
 
-async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req: BodySource): Promise<void> {
+/** A WebSocket upgrade request: no body to read, and its session is the terminal stage. */
+interface UpgradeTerminal extends UpgradeRequest {
+  draining: () => boolean;
+}
+
+async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req: BodySource, upgrade?: UpgradeTerminal): Promise<void> {
   const pipeline = rt.pipeline;
   let limit = ALL_PLUGINS;
   try {
     const route = ctx.route;
     if (route.kind === 'not_found') throw Errors.routeNotFound();
-    if (route.kind === 'method_not_allowed') throw Errors.methodNotAllowed();
+    if (route.kind === 'method_not_allowed') throw Errors.methodNotAllowed(undefined, route.allow === undefined ? undefined : { headers: { allow: route.allow } });
     const oversized = checkLookupHeaders(ctx.headers);
     if (oversized !== null) throw oversized;
     ctx.metadata = parseMetadata(ctx);
@@ -111,7 +135,7 @@ async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req:
     let stop: Stop | undefined;
     if (pipeline.onRequest !== null) stop = await runHooks(pipeline.onRequest, ctx, (fn) => fn(ctx));
     if (stop === undefined) {
-      await readRequestBody(rt, ctx, req);
+      if (upgrade === undefined) await readRequestBody(rt, ctx, req);
       if (route.kind === 'plugin' && route.route.model !== undefined) {
         // A plugin route answered by a model call: from here on the request is that model call.
         const call = await route.route.model(ctx, route.params);
@@ -130,6 +154,8 @@ async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req:
       } else {
         await sendError(rt, ctx, out, stop.error!, limit);
       }
+    } else if (upgrade !== undefined) {
+      await runUpgrade(rt, ctx, out, upgrade, upgrade.draining);
     } else if (ctx.route.kind === 'plugin') {
       ctx.source = 'plugin';
       const answer = await ctx.route.route.handler(ctx, ctx.route.params);

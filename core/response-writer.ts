@@ -3,9 +3,16 @@
  * itself (the gateway serves HTTP/2 on the core stream API, see core/server.ts).
  *
  * It adds the gateway's headers to every head, honours backpressure (`write()` → false means wait
- * for `drain`), sends SSE `: ping` comments while a stream waits for its first upstream byte, and
- * makes failures visible: before the head, an error reply; after it, an SSE `event: error` (for
- * event streams) or a reset connection or stream, never a normal-looking end.
+ * for `drain`), sends SSE `: ping` comments while a stream is silent (waiting for its first
+ * upstream byte, and between events once it flows), watches a flowing stream's upstream for
+ * silence (the idle timeout), and makes failures visible: before the head, an error reply; after
+ * it, an SSE `event: error` (for event streams) or a reset connection or stream, never a
+ * normal-looking end.
+ *
+ * Keep-alive costs one interval timer per stream and two field stores per write: a write marks the
+ * client side busy, the sequencer marks the upstream side heard, and the tick counts quiet ticks.
+ * A ping goes out only between events (the last write ended with a blank line), so it never splits
+ * an event, and it is written here, past the response hooks, so no plugin sees it as an event.
  *
  * Syscalls: a whole answer leaves in one write. On HTTP/1.1 Node corks the socket from the first
  * write to the next tick, so head, body and end written in one tick go out together; on HTTP/2 a
@@ -50,13 +57,47 @@ export function respondWhole(stream: ServerHttp2Stream, headers: Record<string, 
  */
 const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te']);
 
+const LF = 10;
+const CR = 13;
+
+/** True when nothing was written yet or the last write ended an SSE event (a blank line). */
+function endsEvent(tail: Buffer | string | undefined): boolean {
+  if (tail === undefined || tail.length === 0) return true;
+  const n = tail.length;
+  const at = (i: number): number => (i < 0 ? -1 : typeof tail === 'string' ? tail.charCodeAt(i) : tail[i]!);
+  const last = at(n - 1);
+  if (last !== LF && last !== CR) return false;
+  const prev = at(n - 2);
+  if (prev === LF || (prev === CR && last === CR)) return true; // \n\n, \r\r, \n\r
+  // \r\n ends one line: the line before must have ended there too (\r\n\r\n, \n\r\n).
+  if (prev === CR && last === LF) {
+    const before = at(n - 3);
+    return before === LF || before === CR;
+  }
+  return false;
+}
+
 export class ResponseWriter {
   /** The HTTP/1.1 response, or undefined on HTTP/2. */
   readonly #res: ServerResponse | undefined;
   /** The HTTP/2 stream, or undefined on HTTP/1.1. */
   readonly #stream: ServerHttp2Stream | undefined;
   readonly #ctx: GatewayContext;
+  /** The stream's one keep-alive timer (pings, idle watch); undefined when off. */
   #pingTimer: NodeJS.Timeout | undefined;
+  /** Tick period (ms), and how many quiet ticks make a ping, or an idle upstream (0 = never). */
+  #period = 0;
+  #pingTicks = 0;
+  #idleTicks = 0;
+  /** Called when the upstream stayed silent for the idle timeout; false means "not its fault" (paused by us). */
+  #onIdle: (() => boolean) | undefined;
+  /** Something was written, or heard from the upstream, since the last tick. */
+  #wrote = false;
+  #heard = false;
+  #quiet = 0;
+  #silent = 0;
+  /** The last chunk written: a ping waits for it to end an event. */
+  #tail: Buffer | string | undefined;
   /** The head was sent by the ping machinery as `200 text/event-stream`, before any upstream answer. */
   #pinged = false;
   #closeAfter: boolean;
@@ -116,6 +157,9 @@ export class ResponseWriter {
     ctx.status = status;
     headers['x-gateway-trace-id'] = ctx.traceId;
     headers['x-gateway-request-id'] = ctx.id;
+    // Error answers carry the id where the SDKs look for one (`x-request-id`, the OpenAI SDK's
+    // `err.requestID`); an upstream's own id, when it sent one, is kept.
+    if (status >= 400 && headers['x-request-id'] === undefined) headers['x-request-id'] = ctx.id;
     for (const name in ctx.responseHeaders) headers[name] = ctx.responseHeaders[name]!;
     if (proxied) {
       if (ctx.provider !== undefined) headers['x-gateway-provider'] = ctx.provider;
@@ -160,6 +204,8 @@ export class ResponseWriter {
   /** Writes a chunk; false means the client is slow: wait for {@link onDrain} before writing more. */
   write(chunk: Buffer | string): boolean {
     if (this.#ctx.timings.firstByte === 0) this.#ctx.timings.firstByte = performance.now();
+    this.#wrote = true;
+    this.#tail = chunk;
     const stream = this.#stream;
     if (stream === undefined) return this.#res!.write(chunk);
     // A reset stream, or a HEAD/204/304 answer (ended by its head), takes no body.
@@ -213,13 +259,6 @@ export class ResponseWriter {
     this.#head(status, headers, proxied, true);
   }
 
-  /** The error reply before any head was sent, in the one error shape. */
-  sendError(err: GatewayError): void {
-    const headers: Headers = { 'content-type': 'application/json', 'x-gateway-error-source': 'gateway' };
-    if (err.headers) Object.assign(headers, err.headers);
-    this.send(err.status, headers, JSON.stringify(err.toJSON()), false);
-  }
-
   /**
    * A failure after the head was sent. Event streams get a final `event: error` carrying the error
    * object and are then ended; any other body is cut off (the connection is destroyed, or the
@@ -240,35 +279,80 @@ export class ResponseWriter {
   }
 
   /**
-   * Starts `: ping` comments every `interval` ms while nothing else was written. The first ping
-   * sends the head (200, text/event-stream): idle-timeout proxies (load balancers, nginx) then
-   * keep a slow-to-start stream open.
+   * Starts `: ping` comments every `interval` ms of silence. A ping before the head sends the head
+   * (200, text/event-stream): idle-timeout proxies (load balancers, nginx) then keep a
+   * slow-to-start stream open.
    */
   startPings(interval: number): void {
     if (interval <= 0 || this.#pingTimer) return;
-    const tick = (): void => {
-      if (!this.writable) return this.stopPings();
+    this.#arm(interval, 1, 0);
+  }
+
+  /**
+   * A stream under way (its event-stream head is out): pings go on during silences of `pingEvery`
+   * ms, and an upstream silent for `idleAfter` ms calls `onIdle` (0 turns either off). The same
+   * timer as the pings before the head, re-armed once if its period changes.
+   */
+  watchStream(pingEvery: number, idleAfter: number, onIdle: () => boolean): void {
+    const ping = pingEvery > 0 ? pingEvery : 0;
+    const idle = idleAfter > 0 ? idleAfter : 0;
+    if (ping === 0 && idle === 0) return this.stopPings();
+    // Fine enough that an idle upstream is noticed within a quarter of the timeout.
+    const period = ping === 0 ? idle / 4 : idle === 0 ? ping : Math.min(ping, idle / 4);
+    this.#onIdle = onIdle;
+    this.#arm(period, ping === 0 ? 0 : Math.max(1, Math.round(ping / period)), idle === 0 ? 0 : Math.max(1, Math.ceil(idle / period)));
+  }
+
+  /** The upstream sent something (the idle watch starts over). */
+  heard(): void {
+    this.#heard = true;
+  }
+
+  #arm(period: number, pingTicks: number, idleTicks: number): void {
+    this.#pingTicks = pingTicks;
+    this.#idleTicks = idleTicks;
+    this.#quiet = 0;
+    this.#silent = 0;
+    this.#wrote = false;
+    this.#heard = false;
+    if (this.#pingTimer !== undefined && period === this.#period) return;
+    if (this.#pingTimer !== undefined) clearInterval(this.#pingTimer);
+    this.#period = period;
+    // The closure exists only for streams that ping or are watched, not for every response.
+    this.#pingTimer = setInterval(() => this.#tick(), period);
+    this.#pingTimer.unref();
+  }
+
+  #tick(): void {
+    if (!this.writable) return this.stopPings();
+    if (this.#wrote) {
+      this.#wrote = false;
+      this.#quiet = 0;
+    } else this.#quiet++;
+    if (this.#heard) {
+      this.#heard = false;
+      this.#silent = 0;
+    } else this.#silent++;
+    if (this.#idleTicks > 0 && this.#silent >= this.#idleTicks) {
+      this.#silent = 0;
+      if (this.#onIdle?.() === true) return this.stopPings();
+    }
+    if (this.#pingTicks > 0 && this.#quiet >= this.#pingTicks && endsEvent(this.#tail)) {
+      this.#quiet = 0;
       if (!this.headersSent) {
         this.#pinged = true;
         this.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }, true);
       }
       if (this.#stream === undefined) this.#res!.write(PING);
       else this.#stream.write(PING);
-    };
-    this.#pingTimer = setInterval(tick, interval);
-    this.#pingTimer.unref();
+    }
   }
 
   stopPings(): void {
     if (this.#pingTimer) {
       clearInterval(this.#pingTimer);
       this.#pingTimer = undefined;
+      this.#onIdle = undefined;
     }
-  }
-
-  /** Tears the response down (client gone, or the gateway must stop writing). */
-  destroy(): void {
-    this.stopPings();
-    (this.#stream ?? this.#res!).destroy();
   }
 }

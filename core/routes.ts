@@ -6,6 +6,12 @@
  * `/v1/*` path with GET/POST/PUT/DELETE as pass-through. `GET /v1/chat/completions` (stored
  * completions) or `GET /v1/responses/{id}` are pass-through on purpose: only the POSTs that create
  * a generation are model routes.
+ *
+ * Admin areas are the gateway's own: the first segment after `/v1/` of every plugin route
+ * (`/v1/admin`, `/v1/policies`, `/v1/logs`, …, derived from the routes the pipeline registers).
+ * A path there that no route serves is a 404, a known path with another method a 405 (with
+ * `Allow`): an admin mistake is never sent to a provider with the client's credentials. The
+ * provider's own areas (model routes, `/v1/models`, `/v1/files`, …) never become admin areas.
  */
 import type { RouteDefinition } from './plugin.js';
 
@@ -25,7 +31,7 @@ export type RouteMatch =
   | { kind: 'passthrough'; upstreamPath: string }
   | { kind: 'plugin'; plugin: string; route: RouteDefinition; params: Record<string, string> }
   | { kind: 'not_found' }
-  | { kind: 'method_not_allowed' };
+  | { kind: 'method_not_allowed'; /** the methods the path has, for `Allow` (admin areas) */ allow?: string };
 
 /** The match of a model route by name (a plugin route answered by a model call continues as it). */
 export function modelRouteMatch(name: ModelRoute): RouteMatch {
@@ -52,6 +58,39 @@ const HEALTH: RouteMatch = Object.freeze({ kind: 'health' });
 const NOT_FOUND: RouteMatch = Object.freeze({ kind: 'not_found' });
 const METHOD_NOT_ALLOWED: RouteMatch = Object.freeze({ kind: 'method_not_allowed' });
 
+/**
+ * First segments under `/v1/` that belong to providers, never to an admin area even if a plugin
+ * registers a route there: the model routes' and the provider APIs' that pass through.
+ */
+const PROVIDER_AREAS = new Set([
+  ...[...MODEL_ROUTES.keys()].map((path) => path.split('/')[2]!),
+  'models',
+  'files',
+  'batches',
+  'uploads',
+  'fine_tuning',
+  'fine-tunes',
+  'assistants',
+  'threads',
+  'vector_stores',
+  'images',
+  'audio',
+  'realtime',
+  'conversations',
+  'containers',
+  'evals',
+  'organization',
+]);
+
+const ROUTE_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** `admin` of `/v1/admin/keys`, `openapi.json` of `/v1/openapi.json`; undefined outside `/v1/`. */
+function areaOf(path: string): string | undefined {
+  if (!path.startsWith('/v1/')) return undefined;
+  const end = path.indexOf('/', 4);
+  return end === -1 ? path.slice(4) : path.slice(4, end);
+}
+
 interface CompiledRoute {
   plugin: string;
   route: RouteDefinition;
@@ -67,7 +106,10 @@ export function buildRouteTable(pluginRoutes: ReadonlyArray<{ plugin: string; ro
   // Routes with params by method, then by segment count (in table order): a request is compared
   // only with the few routes of its shape, not with every admin route.
   const withParams = new Map<string, CompiledRoute[][]>();
+  const adminAreas = new Set<string>();
   for (const { plugin, route } of pluginRoutes) {
+    const area = areaOf(route.path);
+    if (area !== undefined && area.length > 0 && !area.startsWith(':') && !PROVIDER_AREAS.has(area)) adminAreas.add(area);
     const compiled = { plugin, route, segments: route.path.split('/').slice(1) };
     if (!route.path.includes('/:')) {
       exact.set(`${route.method} ${route.path}`, compiled);
@@ -108,6 +150,12 @@ export function buildRouteTable(pluginRoutes: ReadonlyArray<{ plugin: string; ro
     return undefined;
   }
 
+  /** A path in an admin area no route of this method serves: 405 when another method serves it, else 404. */
+  function adminMistake(method: string, path: string): RouteMatch {
+    const allow = ROUTE_METHODS.filter((m) => m !== method && (exact.has(`${m} ${path}`) || matchParams(m, path) !== undefined));
+    return allow.length === 0 ? NOT_FOUND : { kind: 'method_not_allowed', allow: allow.join(', ') };
+  }
+
   return {
     match(method, path) {
       if (path === '/health' && (method === 'GET' || method === 'HEAD')) return HEALTH;
@@ -120,6 +168,10 @@ export function buildRouteTable(pluginRoutes: ReadonlyArray<{ plugin: string; ro
         if (model) return model;
       }
       if (path.startsWith('/v1/')) {
+        if (adminAreas.size > 0) {
+          const area = areaOf(path);
+          if (area !== undefined && adminAreas.has(area)) return adminMistake(method, path);
+        }
         return PASSTHROUGH_METHODS.has(method) ? { kind: 'passthrough', upstreamPath: path.slice(3) } : METHOD_NOT_ALLOWED;
       }
       return NOT_FOUND;

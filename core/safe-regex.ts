@@ -121,7 +121,7 @@ export function compileSafeRegex(source: string, options: SafeRegexOptions = {})
   return compiled;
 }
 
-const PLAIN = /[A-Za-z0-9 _,;:'"!@#%&=<>\/~`-]/;
+const PLAIN = /[A-Za-z0-9 _,;:'"!@#%&=<>/~`-]/;
 
 /**
  * The longest run of plain characters (3 or more) that every match of `source` must contain, or

@@ -26,6 +26,12 @@
  * was answered yet, else a reset (NGHTTP2_CANCEL). A stream whose request is complete is never
  * touched, so long streamed responses run as long as they need.
  *
+ * Upgrades (HTTP/1.1 `Upgrade:`): Node hands every request with an Upgrade header to the
+ * `'upgrade'` listener once one exists, `Upgrade: h2c` from `curl --http2` included. The handler
+ * takes the WebSocket upgrades a plugin serves (core/upgrade.ts); any other is given back to the
+ * parser as the plain request it also is (its head rebuilt without the upgrade headers, the bytes
+ * already read put back), so adding the listener changes nothing for them.
+ *
  * Draining (SIGTERM): stop accepting, answer with `connection: close`, close idle keep-alive
  * connections, send HTTP/2 GOAWAY, wait for requests in flight up to the grace period, then cut
  * what is left.
@@ -55,6 +61,13 @@ export interface ConnectionHandlers {
   http1(req: http.IncomingMessage, res: http.ServerResponse): void;
   /** One HTTP/2 request: its stream, its headers (pseudo-headers included) and the peer address. */
   http2(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, remoteAddress: string | undefined): void;
+  /**
+   * An HTTP/1.1 request with an `Upgrade` header. True: the handler took the socket (it answers
+   * and owns it from now on); false: the listener serves it as a plain request.
+   */
+  upgrade?(req: http.IncomingMessage, socket: net.Socket, head: Buffer): boolean;
+  /** Draining began: long-lived connections the handler took (WebSocket sessions) are asked to end. */
+  drain?(): void;
 }
 
 export async function listen(config: ServerConfig, handlers: ConnectionHandlers, log: Logger, baseDir: string): Promise<Listener> {
@@ -75,6 +88,10 @@ export async function listen(config: ServerConfig, handlers: ConnectionHandlers,
     handlers.http1,
   );
   h1.on('clientError', answerClientError);
+  h1.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+    if (handlers.upgrade?.(req, socket, head) === true) return;
+    serveAsPlainRequest(h1, req, socket, head);
+  });
   h1.emit('listening');
 
   // No request listener: see the file comment (the compatibility layer stays off).
@@ -143,6 +160,7 @@ export async function listen(config: ServerConfig, handlers: ConnectionHandlers,
     secure: config.tls !== undefined,
     async close(graceMs, inflight) {
       front.close();
+      handlers.drain?.();
       for (const session of sessions) session.close();
       const deadline = Date.now() + graceMs;
       while (Date.now() < deadline) {
@@ -193,6 +211,37 @@ function guardStream(stream: http2.ServerHttp2Stream, timeoutMs: number): void {
 }
 
 function ignoreStreamError(): void {}
+
+/** Header fields that ask for an upgrade (dropped, so the parser reads the request as a plain one). */
+const UPGRADE_FIELDS = new Set(['upgrade', 'http2-settings']);
+
+/**
+ * Gives an upgrade request nobody takes back to the HTTP parser as a plain request: its head is
+ * rebuilt from the raw headers without `Upgrade`, `HTTP2-Settings` and their `Connection` tokens,
+ * put back in front of the body bytes already read, and the socket goes through `'connection'`
+ * again (a new parser; keep-alive carries on from there). A client asking `Upgrade: h2c` gets an
+ * HTTP/1.1 answer, as RFC 9110 §7.8 allows.
+ */
+function serveAsPlainRequest(h1: http.Server, req: http.IncomingMessage, socket: net.Socket, head: Buffer): void {
+  const lines = [`${req.method ?? 'GET'} ${req.url ?? '/'} HTTP/${req.httpVersion}`];
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (UPGRADE_FIELDS.has(name)) continue;
+    let value = raw[i + 1]!;
+    if (name === 'connection') {
+      value = value
+        .split(',')
+        .map((token) => token.trim())
+        .filter((token) => token.length > 0 && !UPGRADE_FIELDS.has(token.toLowerCase()))
+        .join(', ');
+      if (value.length === 0) continue;
+    }
+    lines.push(`${raw[i]}: ${value}`);
+  }
+  socket.unshift(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), head]));
+  h1.emit('connection', socket);
+}
 
 function track(sockets: Set<net.Socket>, socket: net.Socket): void {
   sockets.add(socket);

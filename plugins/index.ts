@@ -24,4 +24,6 @@ export const standardPlugins: PluginCatalog = {
   console: () => import('./console/index.js'),
   'mcp-gateway': () => import('./mcp-gateway/index.js'),
   prompts: () => import('./prompts/index.js'),
+  realtime: () => import('./realtime/index.js'),
+  'responses-store': () => import('./responses-store/index.js'),
 };

@@ -52,7 +52,6 @@ t.test('request: scalars, system string, stream, metadata; Anthropic-only fields
       messages: [{ role: 'user', content: 'Hello' }],
       temperature: 0.3,
       top_p: 0.9,
-      top_k: 40,
       stop_sequences: ['\n\nHuman:', 'END'],
       stream: true,
       metadata: { user_id: 'user-42' },
@@ -72,7 +71,6 @@ t.test('request: scalars, system string, stream, metadata; Anthropic-only fields
     max_tokens: 1024,
     temperature: 0.3,
     top_p: 0.9,
-    top_k: 40,
     stop: ['\n\nHuman:', 'END'],
     stream: true,
     stream_options: { include_usage: true },
@@ -591,7 +589,7 @@ t.test('stream: the official Anthropic SDK accumulates the same message as the n
 
 t.test('stream: the official Anthropic SDK raises the translated error event', async (t) => {
   const s = createStreamTranslator({ model: 'gpt-4o' }, strict);
-  const out = [...s.event(TOOL_STREAM[1]), ...s.event({ event: 'error', data: JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_error' } }) })];
+  const out = [...s.event(TOOL_STREAM[1]!), ...s.event({ event: 'error', data: JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_error' } }) })];
   const failure = await sdkOver(out).messages.stream(SDK_PARAMS).finalMessage().then(
     () => 'no error',
     (err: unknown) => err,
@@ -663,8 +661,8 @@ t.test('stream: a stream cut short (no finish_reason, no [DONE]) ends with an er
 
 t.test('stream: an upstream error event mid-stream becomes an Anthropic error and nothing follows', async (t) => {
   const s = createStreamTranslator({ model: 'gpt-4o' }, strict);
-  s.event(TOOL_STREAM[0]);
-  s.event(TOOL_STREAM[1]);
+  s.event(TOOL_STREAM[0]!);
+  s.event(TOOL_STREAM[1]!);
   const failure = {
     event: 'error',
     data: JSON.stringify({ error: { message: 'The upstream failed in the middle of the response.', type: 'upstream_error', param: null, code: 'upstream_stream_error' } }),
@@ -672,7 +670,7 @@ t.test('stream: an upstream error event mid-stream becomes an Anthropic error an
   t.same(events(s.event(failure)), [
     { event: 'error', type: 'error', error: { type: 'api_error', message: 'The upstream failed in the middle of the response.' } },
   ]);
-  t.same(s.event(TOOL_STREAM[3]), [], 'nothing after the error');
+  t.same(s.event(TOOL_STREAM[3]!), [], 'nothing after the error');
   t.same(s.event(DONE), []);
   t.same(s.end(), [], 'no message_stop pretending success');
 
@@ -693,8 +691,8 @@ t.test('stream: comments, [DONE] before any chunk, ids and repeated ids, interle
   t.same(s.event({ data: '', comment: 'ping' }), [], 'pings send nothing');
   const onlyDone = events(s.event(DONE)) as { type: string; message?: Json }[];
   t.same(onlyDone.map((e) => e.type), ['message_start', 'message_delta', 'message_stop'], 'an empty answer is still a whole message');
-  t.same(onlyDone[0].message!.id, 'msg_1');
-  t.same(onlyDone[0].message!.model, 'gpt-4o', 'the requested model when no chunk named one');
+  t.same(onlyDone[0]?.message?.id, 'msg_1');
+  t.same(onlyDone[0]?.message?.model, 'gpt-4o', 'the requested model when no chunk named one');
 
   // Some servers repeat the id on every fragment and omit `index`; some send a whole call per chunk.
   const { out } = run([

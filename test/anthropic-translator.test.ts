@@ -201,7 +201,7 @@ t.test('response: text, usage with cached tokens, thinking strict and not', asyn
     usage: { prompt_tokens: 117, completion_tokens: 6, total_tokens: 123, prompt_tokens_details: { cached_tokens: 100 } },
   });
   const loose = buildResponse(ctx({ model: 'claude' }, false), TEXT_MESSAGE, NOW);
-  t.same((loose.choices as { message: unknown }[])[0].message, {
+  t.same((loose.choices as { message: unknown }[])[0]?.message, {
     role: 'assistant',
     content: 'Hello there!',
     reasoning_content: 'The user greets me.',
@@ -252,7 +252,7 @@ t.test('response: tool use and every finish reason', async (t) => {
   ];
   for (const [anthropicReason, openai] of reasons) {
     const r = buildResponse(ctx({}), { ...TEXT_MESSAGE, stop_reason: anthropicReason }, NOW);
-    t.equal((r.choices as { finish_reason: string }[])[0].finish_reason, openai, `${anthropicReason} → ${openai}`);
+    t.equal((r.choices as { finish_reason: string }[])[0]?.finish_reason, openai, `${anthropicReason} → ${openai}`);
   }
 });
 
@@ -347,24 +347,24 @@ t.test('stream: no usage chunk without include_usage; thinking only when not str
 
 t.test('stream: [DONE] from end() when message_stop never came', async (t) => {
   const s = createStreamTranslator(ctx({ model: 'claude', stream: true }), NOW);
-  s.event(TOOL_STREAM[0]);
-  s.event(TOOL_STREAM[3]);
+  s.event(TOOL_STREAM[0]!);
+  s.event(TOOL_STREAM[3]!);
   t.same(s.end(), [{ data: '[DONE]' }]);
   t.same(s.end(), [], 'only once');
 });
 
 t.test('stream: an error event becomes event: error with an OpenAI body, and no [DONE]', async (t) => {
   const s = createStreamTranslator(ctx({ model: 'claude', stream: true }), NOW);
-  s.event(TOOL_STREAM[0]);
+  s.event(TOOL_STREAM[0]!);
   const out = s.event(ev('error', { error: { type: 'overloaded_error', message: 'Overloaded' } }));
   t.same(chunks(out), [
     { event: 'error', body: { error: { message: 'Overloaded', type: 'overloaded_error', param: null, code: 'overloaded_error' } } },
   ]);
-  t.same(s.event(TOOL_STREAM[3]), [], 'nothing after the error');
+  t.same(s.event(TOOL_STREAM[3]!), [], 'nothing after the error');
   t.same(s.end(), [], 'the stream does not pretend to have succeeded');
 
   const bad = createStreamTranslator(ctx({ model: 'claude', stream: true }), NOW);
-  t.equal(bad.event({ data: '{not json' })[0].event, 'error', 'a malformed event is a visible error too');
+  t.equal(bad.event({ data: '{not json' })[0]?.event, 'error', 'a malformed event is a visible error too');
 });
 
 t.test('error: Anthropic error bodies map to the OpenAI shape', async (t) => {
@@ -481,8 +481,8 @@ t.test('mock: non-stream tool_use and an injected 529 map back through the trans
   t.equal(res.statusCode, 200);
   const out = translator.response(c, await res.body.json());
   const choice = (out.choices as { message: { tool_calls: { function: unknown }[] }; finish_reason: string }[])[0];
-  t.equal(choice.finish_reason, 'tool_calls');
-  t.same(choice.message.tool_calls[0].function, { name: 'get_weather', arguments: '{"city":"Paris"}' });
+  t.equal(choice?.finish_reason, 'tool_calls');
+  t.same(choice?.message.tool_calls[0]?.function, { name: 'get_weather', arguments: '{"city":"Paris"}' });
 
   const overloaded = await post({ 'x-mock-status': '529' });
   t.equal(overloaded.statusCode, 529);

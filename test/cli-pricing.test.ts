@@ -41,7 +41,7 @@ t.test('a LiteLLM catalogue imports as overrides, idempotently, and a running ga
     /dry run: 2 added, 0 changed, 3 unchanged; skipped 1 of other providers, 2 of other modes, 1 without token prices, 1 with unusable names; nothing written/,
   );
   t.notMatch(dry.stdout, /gpt-4o in|llama-3\.1-8b-instant|text-embedding-3-small/, 'entries equal to the shipped prices are not changes');
-  let listed = await getJson(`${gw.url}/v1/model-pricing?provider=openai&page_size=100`);
+  const listed = await getJson(`${gw.url}/v1/model-pricing?provider=openai&page_size=100`);
   t.notOk(JSON.stringify(listed.body).includes('gpt-4o-mock-preview'), 'the dry run wrote nothing');
 
   const first = await runCli(['pricing', 'import', catalogue, '--config', yaml], env);

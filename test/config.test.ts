@@ -25,7 +25,7 @@ t.test('the shipped config files load without problems', async (t) => {
   t.same(config?.security.custom_hosts.allow, ['localhost', '127.0.0.1', '::1']);
   // npm start runs every standard plugin; each must be one the catalog knows.
   const names = config?.pipeline.map((p) => p.name) ?? [];
-  t.same(names, ['logging', 'analytics', 'metrics', 'otel', 'auth', 'prompts', 'virtual-keys', 'config-strategy', 'guardrails', 'mcp-gateway', 'rate-limit', 'usage-limits', 'cache', 'admin-org', 'admin-api-keys', 'admin-resources', 'admin-policies', 'admin-catalog', 'console']);
+  t.same(names, ['logging', 'analytics', 'metrics', 'otel', 'realtime', 'auth', 'prompts', 'responses-store', 'virtual-keys', 'config-strategy', 'guardrails', 'mcp-gateway', 'rate-limit', 'usage-limits', 'cache', 'admin-org', 'admin-api-keys', 'admin-resources', 'admin-policies', 'admin-catalog', 'console']);
   for (const name of names) t.ok(standardPlugins[name], `${name} is a standard plugin`);
   t.equal(config?.file, path.resolve('config/gateway.yaml'));
   t.equal(config?.baseDir, path.resolve('config'));
@@ -51,7 +51,7 @@ t.test('an empty mapping gets every default, the same as examples/full.yaml', as
     store: { path: './data', map_size: 2 ** 34, postgres: null, redis: null },
     audit: { summary_bytes: 8192, retention_days: 90, max_records: 1_000_000 },
     security: { custom_hosts: { allow: ['localhost', '127.0.0.1', '::1'], allow_loopback: true } },
-    upstream: { connections: 128, keep_alive_timeout: 60000, connect_timeout: 10000, request_timeout: 600000 },
+    upstream: { connections: 128, keep_alive_timeout: 60000, connect_timeout: 10000, request_timeout: 600000, stream_idle_timeout: 300000 },
     pipeline: [],
     file: '<inline>',
     baseDir: process.cwd(),

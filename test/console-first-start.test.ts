@@ -29,7 +29,7 @@ t.test('first start: the printed admin key signs in to the console and the start
   const out = cli.stdout();
   const key = /shown once, store it now\):\s+(\S+)/.exec(out)?.[1];
   t.ok(key, 'the first admin key is printed');
-  t.match(out, `Sign in to the console at ${cli.url}/console/`, 'the banner says where the console is');
+  t.match(out, 'Sign in to the console with it', 'the key banner points at the console');
   t.match(out, new RegExp(`console at ${cli.url.replace(/[.]/g, '\\.')}/console/`), 'and so does the listening line');
 
   const browser = await launchBrowser(t);

@@ -13,6 +13,9 @@ import { ADMIN_KEY, startMock, tempDir, writeFile } from './helpers/gateway.js';
 import { runCli } from './helpers/process.js';
 import { call, chat, toMock } from './helpers/control-plane.js';
 
+// Several gateway processes on real PostgreSQL and Valkey: close to a minute alone, more on a busy machine.
+t.setTimeout(240_000);
+
 const PIPELINE = 'pipeline: [logging, auth, admin-org, admin-api-keys]\n';
 /** The least a host needs to show its keys: three hosts boot at once, so each boots light. */
 const LIGHT = 'pipeline: [auth, admin-api-keys]\n';

@@ -11,6 +11,9 @@ import { distributedBackends, startHosts, type Host } from './helpers/hosts.js';
 import { ADMIN_KEY, startMock } from './helpers/gateway.js';
 import { call, chat, codeOf, sleep, toMock } from './helpers/control-plane.js';
 
+// Several gateway processes on real PostgreSQL and Valkey: close to a minute alone, more on a busy machine.
+t.setTimeout(240_000);
+
 const PIPELINE = 'pipeline: [logging, auth, virtual-keys, config-strategy, admin-org, admin-api-keys, admin-resources, admin-catalog]\n';
 
 t.test('kill -9 one host while admin writes run against all three: no acknowledged write is lost', async (t) => {

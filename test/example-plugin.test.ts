@@ -3,7 +3,10 @@
  */
 import t from 'tap';
 import { fileURLToPath } from 'node:url';
-import { startGateway, startMock, sdk } from './helpers/gateway.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO } from './helpers/process.js';
+import { startGateway, startMock, sdk, tempDir } from './helpers/gateway.js';
 import { loadConfigText } from '../core/config/load.js';
 import { createGateway } from '../core/gateway.js';
 import { ConfigError } from '../core/plugin-loader.js';
@@ -71,4 +74,24 @@ t.test('the example guardrail check: registered by path, denies and redacts, on 
   let text = '';
   for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
   t.equal(text, 'Mock reply to: [TICKET] then [TICKET]', 'ids split over many events are redacted');
+});
+
+t.test("the README's plugin path works from the YAML where the README puts it (config/)", async (t) => {
+  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+  const block = /```yaml\n# config\/gateway\.yaml\npipeline:\n(\s+- \S+redact\.js: .*)\n```/.exec(readme);
+  t.ok(block, 'the plugin guide shows the pipeline entry of config/gateway.yaml');
+  const mock = await startMock(t);
+  // Loaded as if it were config/gateway.yaml: relative paths resolve against config/.
+  const { config, locate, problems } = loadConfigText(`server: {host: 127.0.0.1, port: 0}\nstore: {path: ${JSON.stringify(join(tempDir(), 'data'))}}\npipeline:\n${block![1]}\n`, join(REPO, 'config', 'gateway.yaml'), {});
+  t.same(problems, []);
+  const gw = await createGateway(config!, { locate, logger: createLogger({ level: 'silent' }) });
+  t.teardown(() => gw.close());
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-test' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'card 4111111111111111' }] }),
+  });
+  t.equal(res.status, 200);
+  t.equal(res.headers.get('x-redactions'), '1', 'the example plugin ran');
+  await res.arrayBuffer();
 });

@@ -120,7 +120,7 @@ t.test('request: system, roles, merging, images, tool calls and responses, tools
       candidateCount: 2,
       seed: 7,
       responseMimeType: 'application/json',
-      responseSchema: { type: 'object' },
+      responseJsonSchema: { type: 'object' },
     },
   });
 });
@@ -169,7 +169,7 @@ t.test('response: text, thoughts, usage with thoughts and cache', async (t) => {
     usage: { prompt_tokens: 120, completion_tokens: 10, total_tokens: 130, prompt_tokens_details: { cached_tokens: 100 } },
   });
   const loose = buildResponse(ctx({ model: 'gemini' }, false), TEXT_RESPONSE, NOW);
-  t.equal((loose.choices as { message: { reasoning_content: string } }[])[0].message.reasoning_content, 'Let me think.');
+  t.equal((loose.choices as { message: { reasoning_content: string } }[])[0]?.message.reasoning_content, 'Let me think.');
 });
 
 t.test('response: function calls, several candidates, every finish reason', async (t) => {
@@ -222,7 +222,7 @@ t.test('response: function calls, several candidates, every finish reason', asyn
   ];
   for (const [gemini, openai] of reasons) {
     const r = buildResponse(ctx({}), { candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: gemini }] }, NOW);
-    t.equal((r.choices as { finish_reason: string }[])[0].finish_reason, openai, `${gemini} → ${openai}`);
+    t.equal((r.choices as { finish_reason: string }[])[0]?.finish_reason, openai, `${gemini} → ${openai}`);
   }
 });
 
@@ -268,10 +268,10 @@ t.test('stream: no usage chunk without include_usage; errors are visible and fin
   t.equal(out.at(-1)?.data, '[DONE]');
 
   const f = createStreamTranslator(ctx({ model: 'gemini', stream: true }), NOW);
-  f.event(STREAM[0]);
+  f.event(STREAM[0]!);
   const err = f.event(ev({ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } }));
   t.same(err, [{ event: 'error', data: JSON.stringify({ error: { message: 'The model is overloaded.', type: 'UNAVAILABLE', param: null, code: 'UNAVAILABLE' } }) }]);
-  t.same(f.event(STREAM[1]), [], 'nothing after the error');
+  t.same(f.event(STREAM[1]!), [], 'nothing after the error');
   t.same(f.end(), [], 'no [DONE] after an error');
   t.equal(createStreamTranslator(ctx({}), NOW).event({ data: '{oops' })[0]?.event, 'error');
 });
@@ -343,8 +343,8 @@ t.test('mock: CRLF stream through the parser and translator; key rules; tool cal
   const toolRes = await post(tcall.path, { ...google.authHeaders(target), 'x-mock-tool-call': '1' }, tcall.body);
   const mapped = translator.response(tc, await toolRes.body.json());
   const choice = (mapped.choices as { message: { tool_calls: { function: unknown }[] }; finish_reason: string }[])[0];
-  t.equal(choice.finish_reason, 'tool_calls');
-  t.same(choice.message.tool_calls[0].function, { name: 'get_weather', arguments: '{"city":"Paris"}' });
+  t.equal(choice?.finish_reason, 'tool_calls');
+  t.same(choice?.message.tool_calls[0]?.function, { name: 'get_weather', arguments: '{"city":"Paris"}' });
 
   const failed = await post(tcall.path, { ...google.authHeaders(target), 'x-mock-status': '429' }, tcall.body);
   t.equal(failed.statusCode, 429);

@@ -173,7 +173,7 @@ t.test('SafeRegex.matches agrees with a find-all on every window boundary', asyn
     fc.property(fc.array(alphabet, { maxLength: 120 }), fc.integer({ min: 3, max: 9 }), (parts, maxLength) => {
       const text = parts.join('');
       for (const [source, flags] of patterns) {
-        const expected = [...text.matchAll(new RegExp(source, `g${flags}u`))].filter((m) => m[0].length > 0).map((m) => [m.index!, m.index! + m[0].length]);
+        const expected = [...text.matchAll(new RegExp(source, `g${flags}u`))].filter((m) => m[0].length > 0).map((m) => [m.index, m.index + m[0].length]);
         const got = compileSafeRegex(source, { flags }).matches(text, maxLength);
         if (JSON.stringify(got) !== JSON.stringify(expected)) throw new Error(`${source} on ${JSON.stringify(text)}: ${JSON.stringify(got)} ≠ ${JSON.stringify(expected)}`);
       }

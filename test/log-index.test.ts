@@ -369,7 +369,7 @@ t.test('the walk is bounded: a filter matching nothing in a wide window stops wi
   t.match(first, { data: [], total: 0, total_exact: false, has_more: true }, 'the budget stops an empty walk');
   t.type(first.next_cursor, 'string', 'with a cursor where it stopped');
   let cursor = first.next_cursor;
-  const found: string[] = [];
+  const found: Array<string | undefined> = [];
   for (let i = 0; i < 10 && cursor !== null; i++) {
     const next = await listLogs({ db, idx }, { ...query, cursor }, null, limits);
     found.push(...next.data.map((r) => r.metadata.n));

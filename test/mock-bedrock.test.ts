@@ -246,7 +246,7 @@ t.test('converse: signed request, text answer, usage and request id', async (t) 
     usage: { inputTokens: PROMPT_TOKENS, outputTokens: OUTPUT_TOKENS, totalTokens: PROMPT_TOKENS + OUTPUT_TOKENS },
     metrics: { latencyMs: 0 },
   });
-  t.equal(mock.requests[0].path, `/model/${MODEL.replace(':', '%3A')}/converse`, 'the model id travels percent-encoded');
+  t.equal(mock.requests[0]?.path, `/model/${MODEL.replace(':', '%3A')}/converse`, 'the model id travels percent-encoded');
 });
 
 t.test('a signed request through the directive prefix, with a session token and a Bearer API key', async (t) => {
@@ -339,15 +339,15 @@ t.test('converse-stream: event order, payloads, CRCs, and the plain call usage',
     t.equal(event.headers[':message-type'], 'event');
     t.equal(event.headers[':content-type'], 'application/json');
   }
-  t.same(events[0].payload, { role: 'assistant' });
-  t.same(events[4].payload, { contentBlockIndex: 0 });
-  t.same(events[5].payload, { stopReason: 'end_turn' });
+  t.same(events[0]?.payload, { role: 'assistant' });
+  t.same(events[4]?.payload, { contentBlockIndex: 0 });
+  t.same(events[5]?.payload, { stopReason: 'end_turn' });
   const text = events.slice(1, 4).map((e) => {
     t.equal(e.payload.contentBlockIndex, 0);
     return e.payload.delta?.text ?? '';
   });
-  t.equal(text.join(''), plain.output.message.content[0].text);
-  t.same(events[6].payload, { usage: plain.usage, metrics: plain.metrics }, 'stream usage equals the plain call');
+  t.equal(text.join(''), plain.output.message.content[0]?.text);
+  t.same(events[6]?.payload, { usage: plain.usage, metrics: plain.metrics }, 'stream usage equals the plain call');
 });
 
 t.test('tool_call=1: a toolUse block plain, and start + input fragments streamed', async (t) => {
@@ -355,7 +355,7 @@ t.test('tool_call=1: a toolUse block plain, and start + input fragments streamed
   const body = { ...CONVERSE, toolConfig: TOOLS };
   const plain = json<ConverseResponse>(await call(mock, modelPath('converse', 'tool_call=1'), body));
   t.equal(plain.stopReason, 'tool_use');
-  const block = plain.output.message.content[0].toolUse;
+  const block = plain.output.message.content[0]?.toolUse;
   t.match(block?.toolUseId, /^tooluse_/);
   t.equal(block?.name, 'get_weather', 'the first tool is called');
   t.same(block?.input, { location: 'Paris', days: 1 });
@@ -366,12 +366,12 @@ t.test('tool_call=1: a toolUse block plain, and start + input fragments streamed
     events.map((e) => e.headers[':event-type']),
     ['messageStart', 'contentBlockStart', ...Array(4).fill('contentBlockDelta'), 'contentBlockStop', 'messageStop', 'metadata'],
   );
-  t.match(events[1].payload, { start: { toolUse: { name: 'get_weather' } }, contentBlockIndex: 0 });
-  t.match(events[1].payload.start?.toolUse.toolUseId, /^tooluse_/);
+  t.match(events[1]?.payload, { start: { toolUse: { name: 'get_weather' } }, contentBlockIndex: 0 });
+  t.match(events[1]?.payload.start?.toolUse.toolUseId, /^tooluse_/);
   const input = events.slice(2, 6).map((e) => e.payload.delta?.toolUse?.input ?? '').join('');
   t.same(JSON.parse(input), block?.input);
-  t.same(events[7].payload, { stopReason: 'tool_use' });
-  t.same(events[8].payload.usage, plain.usage);
+  t.same(events[7]?.payload, { stopReason: 'tool_use' });
+  t.same(events[8]?.payload.usage, plain.usage);
 });
 
 t.test('error_event ends a Bedrock stream with a modelStreamErrorException message', async (t) => {
@@ -384,8 +384,8 @@ t.test('error_event ends a Bedrock stream with a modelStreamErrorException messa
     events.map((e) => e.headers[':event-type'] ?? e.headers[':exception-type']),
     ['messageStart', 'contentBlockDelta', 'contentBlockDelta', 'modelStreamErrorException'],
   );
-  t.same(events[3].headers, { ':exception-type': 'modelStreamErrorException', ':content-type': 'application/json', ':message-type': 'exception' });
-  t.type(events[3].payload.message, 'string');
+  t.same(events[3]?.headers, { ':exception-type': 'modelStreamErrorException', ':content-type': 'application/json', ':message-type': 'exception' });
+  t.type(events[3]?.payload.message, 'string');
 });
 
 t.test('reset=mid_stream cuts a Bedrock stream after whole messages', async (t) => {
@@ -467,8 +467,8 @@ t.test('invoke: Cohere embeddings', async (t) => {
   t.same(body.texts, texts);
   t.match(body.id, /^[0-9a-f-]{36}$/);
   t.equal(body.embeddings.length, 2);
-  t.equal(body.embeddings[0].length, 1024);
-  t.ok(cosine(body.embeddings[0], body.embeddings[1]) > 0.5);
+  t.equal(body.embeddings[0]?.length, 1024);
+  t.ok(cosine(body.embeddings[0]!, body.embeddings[1]!) > 0.5);
   const missing = await call(mock, modelPath('invoke', '', 'cohere.embed-english-v3'), { texts });
   t.equal(missing.status, 400);
   t.match(json(missing).message, /input_type/);

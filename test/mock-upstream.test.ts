@@ -70,7 +70,7 @@ t.test('chat stream: pieces add up to the non-stream content, same usage', async
       finishes.push(choice.finish_reason);
     }
   }
-  t.equal(text, plain.choices[0].message.content);
+  t.equal(text, plain.choices[0]?.message.content);
   t.equal(deltas.length, 7, 'chunks=7 gives seven content events');
   t.same(finishes.slice(-1), ['stop']);
   t.same(usage, plain.usage);
@@ -89,9 +89,9 @@ t.test('tool_call=1 answers with a tool call, plain and streamed', async (t) => 
     },
   ];
   const plain = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages, tools });
-  const call = plain.choices[0].message.tool_calls?.[0];
-  t.equal(plain.choices[0].finish_reason, 'tool_calls');
-  t.equal(plain.choices[0].message.content, null);
+  const call = plain.choices[0]?.message.tool_calls?.[0];
+  t.equal(plain.choices[0]?.finish_reason, 'tool_calls');
+  t.equal(plain.choices[0]?.message.content, null);
   t.equal(call?.type === 'function' ? call.function.name : undefined, 'get_weather');
   t.same(call?.type === 'function' ? JSON.parse(call.function.arguments) : undefined, { location: 'Paris', days: 1 });
 
@@ -128,7 +128,7 @@ t.test('completions: plain and streamed text agree', async (t) => {
     text += chunk.choices[0]?.text ?? '';
     if (chunk.choices.length === 0) usage = chunk.usage;
   }
-  t.equal(text, plain.choices[0].text);
+  t.equal(text, plain.choices[0]?.text);
   t.same(usage, plain.usage);
 });
 
@@ -141,8 +141,8 @@ t.test('embeddings: paraphrases are closer than unrelated texts; base64 equals f
     input: ['What is the capital of France?', "Tell me France's capital city", 'How do I bake sourdough bread?'],
   });
   t.equal(res.data.length, 3);
-  t.equal(res.data[0].embedding.length, 256);
-  const [a, b, c] = res.data.map((d) => d.embedding);
+  t.equal(res.data[0]?.embedding.length, 256);
+  const [a = [], b = [], c = []] = res.data.map((d) => d.embedding);
   t.ok(cosine(a, b) > 0.5, `paraphrase cosine ${cosine(a, b)}`);
   t.ok(cosine(a, c) < 0.2, `unrelated cosine ${cosine(a, c)}`);
   t.ok(Math.abs(cosine(a, a) - 1) < 1e-6);
@@ -153,9 +153,9 @@ t.test('embeddings: paraphrases are closer than unrelated texts; base64 equals f
     encoding_format: 'float',
     dimensions: 64,
   });
-  t.equal(floats.data[0].embedding.length, 64);
+  t.equal(floats.data[0]?.embedding.length, 64);
   const same = await openai.embeddings.create({ model: 'text-embedding-3-small', input: 'What is the capital of France?' });
-  t.same(same.data[0].embedding, a, 'the same text always embeds the same');
+  t.same(same.data[0]?.embedding, a, 'the same text always embeds the same');
   t.ok(res.usage.prompt_tokens > 0);
 });
 
@@ -172,7 +172,7 @@ t.test('moderations flag violence and hate by keyword', async (t) => {
       [false, false, false],
     ],
   );
-  t.equal(Object.keys(res.results[0].category_scores).length, 11);
+  t.equal(Object.keys(res.results[0]?.category_scores ?? {}).length, 11);
 });
 
 t.test('responses: plain object and stream event order', async (t) => {
@@ -264,7 +264,7 @@ t.test('reset=before_headers is a connection error', async (t) => {
     .catch((e: unknown) => e);
   t.ok(error instanceof OpenAI.APIConnectionError, String(error));
   const after = await client(mock).chat.completions.create({ model: 'gpt-4o-mini', messages });
-  t.equal(after.choices[0].message.content, EXPECTED_REPLY, 'the mock keeps serving');
+  t.equal(after.choices[0]?.message.content, EXPECTED_REPLY, 'the mock keeps serving');
 });
 
 t.test('reset=mid_stream and error_event break a stream after it started', async (t) => {
@@ -359,8 +359,8 @@ t.test('pass-through echo, file content, models and recording', async (t) => {
   t.equal(echo.body_length, body.length);
 
   t.equal(mock.requests.length, 1);
-  t.equal(mock.requests[0].path, '/v1/files?limit=2&order=asc', 'directive prefix stripped');
-  t.same(mock.requests[0].body, body);
+  t.equal(mock.requests[0]?.path, '/v1/files?limit=2&order=asc', 'directive prefix stripped');
+  t.same(mock.requests[0]?.body, body);
 
   const file = await fetch(`${mock.url}/v1/files/file-abc/content`);
   t.equal(file.headers.get('content-type'), 'application/octet-stream');
@@ -390,4 +390,17 @@ t.test('parseDirectives merges prefix and headers, headers win', async (t) => {
   t.equal(d.chunkDelay, 5);
   t.equal(parseDirectives('', ['content-type', 'application/json']).chunks, 5, 'defaults');
   t.equal(parseDirectives('delay=abc', []).delay, 0, 'unparsable values are ignored');
+});
+
+t.test('parseDirectives ignores an unpaired trailing header name instead of crashing', async (t) => {
+  const d = parseDirectives('', ['X-Mock-Status', '503', 'X-Mock-Delay']);
+  t.equal(d.status, 503, 'the complete pair still counts');
+  t.equal(d.delay, 0, 'the name without a value sets nothing');
+});
+
+t.test('cosine refuses vectors of different lengths', async (t) => {
+  t.throws(() => cosine([1, 0, 0], [1, 0]), RangeError);
+  t.equal(cosine([3, 4], [3, 4]), 1);
+  t.equal(cosine([1, 0], [0, 1]), 0);
+  t.equal(cosine([0, 0], [1, 0]), 0, 'a zero vector has no direction');
 });

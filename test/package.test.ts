@@ -47,14 +47,14 @@ function serve(t: Teardown, app: string, args: string[], pattern: RegExp, env: N
   // The installed bin itself (a `#!/usr/bin/env node` script), so that signals reach the gateway, not an npx wrapper.
   const child = spawn(join(app, 'node_modules', '.bin', 'gateway'), args, { cwd: app, env: { ...process.env, GATEWAY_CONFIG: '', GATEWAY_DATA_DIR: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
   t.teardown(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`not ready: ${out}`)), 60_000);
-    child.stdout!.on('data', () => {
+    child.stdout.on('data', () => {
       const m = pattern.exec(out);
       if (m !== null) {
         clearTimeout(timer);
@@ -144,31 +144,23 @@ export default definePlugin({
   plain.child.kill('SIGTERM');
   t.equal(await exited(plain.child), 0);
 
-  // Plugin authors get the types from the package name.
-  writeFileSync(
-    join(app, 'typed.ts'),
-    `import { definePlugin, type GatewayContext } from 'model-gateway';
-const route = (ctx: GatewayContext): string => (ctx.route.kind === 'model' ? ctx.route.name : ctx.route.kind);
-export default definePlugin<{ max: number }>({
-  name: 'typed',
-  setup(_app, options) {
-    return {
-      onRequestBody(ctx) {
-        if (ctx.body !== undefined && options.max > 0) ctx.setBody({ ...ctx.body, max_tokens: options.max });
-        ctx.log.info('seen', { route: route(ctx) });
-      },
-    };
-  },
-});
-`,
-  );
+  // Plugin authors get the types from the package name: the README's plugin guide example (as
+  // shipped in the package) type-checks against them, compiles, and loads.
+  const readme = readFileSync(join(app, 'node_modules', 'model-gateway', 'README.md'), 'utf8');
+  const example = /```ts\n(import \{ definePlugin[^\n]*from 'model-gateway';[\s\S]*?)```/.exec(readme);
+  t.ok(example, "the README's plugin example imports from the package name");
+  writeFileSync(join(app, 'redact.ts'), example![1]!);
   writeFileSync(
     join(app, 'tsconfig.json'),
     JSON.stringify({
-      compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(REPO, 'node_modules/@types')] },
-      files: ['typed.ts'],
+      compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'built', skipLibCheck: true, types: ['node'], typeRoots: [join(REPO, 'node_modules/@types')] },
+      files: ['redact.ts'],
     }),
   );
   const tsc = run(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], app);
   t.equal(tsc.code, 0, `${tsc.stdout}${tsc.stderr}`);
+  writeFileSync(join(app, 'readme.yaml'), 'store: {path: ./data}\npipeline:\n  - auth\n  - ./built/redact.js: {patterns: ["\\\\d{16}"], max: 2}\n');
+  const loads = run('npx', ['--no-install', 'gateway', 'validate', '--config', 'readme.yaml'], app);
+  t.equal(loads.code, 0, loads.stderr);
+  t.match(loads.stdout, /readme\.yaml: OK \(2 plugins\)/);
 });

@@ -149,7 +149,7 @@ t.test('prompt completions', async (t) => {
     t.equal(records.length, 8, 'every welcome call is logged with its prompt: 7 completions and 1 Responses call');
     t.match(records.find((r) => r.route === 'responses'), { prompt_slug: 'welcome', path: '/v1/responses' });
     t.match(records.find((r) => r.route === 'chat.completions'), { prompt_slug: 'welcome', path: '/v1/prompts/welcome/completions' });
-    t.ok(typeof records[0].prompt_version_id === 'string');
+    t.ok(typeof records[0]?.prompt_version_id === 'string');
 
     const missing = await call('POST', '/v1/prompts/welcome/completions', { variables: {} });
     t.equal(missing.status, 400);

@@ -10,6 +10,7 @@ import { buildLogRecord, type LogRecord } from '../core/observability/log-record
 import { optionalService } from '../core/services.js';
 import { BUILT_IN_ADAPTERS } from '../core/providers/registry.js';
 import { MOCK_AWS_ACCESS_KEY_ID, MOCK_AWS_SECRET_ACCESS_KEY } from '../bench/mock/sigv4.js';
+import { VERTEX_DIRECT_TOKEN } from '../bench/mock/vertex.js';
 import { startGateway, startMock } from './helpers/gateway.js';
 
 interface Case {
@@ -20,7 +21,11 @@ interface Case {
   headers?: Record<string, string>;
   /** The model has a price in the shipped table, so cost must be non-zero. */
   priced: boolean;
+  /** The provider key the client sends (default: any key the mock accepts). */
+  apiKey?: string;
 }
+
+const VERTEX = { 'x-gateway-vertex-project-id': 'parity-proj', 'x-gateway-vertex-region': 'us-east5' };
 
 const OPENAI_FAMILY = BUILT_IN_ADAPTERS.filter((a) => a.translate === undefined && a.id !== 'azure-openai').map((a) => a.id);
 
@@ -36,6 +41,9 @@ const CASES: Case[] = [
     headers: { 'x-gateway-aws-region': 'us-east-1', 'x-gateway-aws-access-key-id': MOCK_AWS_ACCESS_KEY_ID, 'x-gateway-aws-secret-access-key': MOCK_AWS_SECRET_ACCESS_KEY, 'x-mock-cache-read': '2' },
     priced: true,
   },
+  // Vertex AI takes an access token in direct mode (the mock accepts only tokens it knows).
+  { provider: 'vertex-ai', model: 'gemini-2.5-flash', base: '/v1', headers: VERTEX, apiKey: VERTEX_DIRECT_TOKEN, priced: false },
+  { provider: 'vertex-ai', model: 'claude-sonnet-4@20250514', base: '/v1', headers: { ...VERTEX, 'x-mock-cache-read': '2' }, apiKey: VERTEX_DIRECT_TOKEN, priced: false },
 ];
 
 t.test('every built-in provider is covered', async (t) => {
@@ -55,10 +63,10 @@ t.test('stream and plain usage and cost agree, per provider', async (t) => {
   const gw = await startGateway(t, { yaml: 'pipeline: [probe, admin-catalog]\n', plugins: { probe } });
 
   for (const c of CASES) {
-    await t.test(c.provider, async (t) => {
+    await t.test(`${c.provider} ${c.model}`, async (t) => {
       const client = new OpenAI({
         baseURL: `${gw.url}/v1`,
-        apiKey: 'provider-key-0001',
+        apiKey: c.apiKey ?? 'provider-key-0001',
         maxRetries: 0,
         defaultHeaders: { 'x-gateway-provider': c.provider, 'x-gateway-custom-host': mock.url + c.base, ...c.headers },
       });

@@ -73,7 +73,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const stdout = new Tail();
   const stderr = new Tail();
   // Both pipes are drained for the child's whole life: a full pipe would block its writes.
-  child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
   const url = await new Promise<string>((resolve, reject) => {
     let lineBuffer = '';
     let ready = false;
@@ -85,7 +85,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     }
     child.once('error', fail);
     child.once('exit', (code, signal) => fail(new Error(`${options.name} exited before ready (code ${code}, signal ${signal})`)));
-    child.stdout!.on('data', function onData(chunk: Buffer) {
+    child.stdout.on('data', function onData(chunk: Buffer) {
       stdout.push(chunk);
       if (ready) return;
       lineBuffer += chunk.toString();
@@ -136,8 +136,8 @@ export async function runCommand(command: string, args: readonly string[], timeo
   track(child);
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   try {
     const [code] = (await once(child, 'close')) as [number | null];

@@ -113,20 +113,21 @@ function authorizeBedrock(request: MockRequest): MockReply | undefined {
 }
 
 function bedrock(request: MockRequest): MockReply {
-  const match = BEDROCK_PATH.exec(request.pathname)!;
+  const [, encodedModel, operation] = BEDROCK_PATH.exec(request.pathname) ?? [];
+  if (encodedModel === undefined) return validation('The provided model identifier is invalid.');
   let model: string;
   try {
-    model = decodeURIComponent(match[1]);
+    model = decodeURIComponent(encodedModel);
   } catch {
     return validation('The provided model identifier is invalid.');
   }
-  if (match[2] === 'invoke') return invoke(model, request);
+  if (operation === 'invoke') return invoke(model, request);
   const body = request.json;
   if (!Array.isArray(body.messages)) {
     return validation("1 validation error detected: Value null at 'messages' failed to satisfy constraint: Member must not be null");
   }
   const answer = converseAnswer(body, body.messages, request);
-  if (match[2] === 'converse-stream') return converseStream(answer, request.directives.chunks);
+  if (operation === 'converse-stream') return converseStream(answer, request.directives.chunks);
   return {
     kind: 'json',
     status: 200,

@@ -93,12 +93,15 @@ export function parseDirectives(prefix: string, rawHeaders: readonly string[]): 
   if (prefix.length > 0) pairs = parsePrefix(prefix);
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i];
+    const value = rawHeaders[i + 1];
+    // Node's list is always name, value pairs; a hand-built odd list ends at its unpaired name.
+    if (name === undefined || value === undefined) break;
     // Cheap first-character test keeps the loop from lower-casing every header name.
     if (name.length <= HEADER_PREFIX.length || (name.charCodeAt(0) | 0x20) !== 0x78) continue;
     const lower = name.toLowerCase();
     if (!lower.startsWith(HEADER_PREFIX)) continue;
     pairs ??= new Map();
-    pairs.set(normaliseKey(lower.slice(HEADER_PREFIX.length)), rawHeaders[i + 1].trim());
+    pairs.set(normaliseKey(lower.slice(HEADER_PREFIX.length)), value.trim());
   }
   return pairs === undefined ? DEFAULT_DIRECTIVES : fromPairs(pairs);
 }

@@ -75,7 +75,9 @@ export function embedText(text: string, dimensions = DEFAULT_DIMENSIONS): Float3
   for (const raw of text.toLowerCase().split(NON_WORD)) {
     // Stopwords are matched before stemming, or "this" would become "thi" and count.
     if (raw.length === 0 || STOPWORDS.has(raw)) continue;
-    counts[fnv1a(stem(raw)) % dimensions] += 1;
+    // With `dimensions` 0 (a client's outputDimensionality) the slot is NaN: no element, no count.
+    const slot = fnv1a(stem(raw)) % dimensions;
+    counts[slot] = (counts[slot] ?? 0) + 1;
     any = true;
   }
   // Text with no content words still gets a valid unit vector rather than NaNs.
@@ -83,20 +85,22 @@ export function embedText(text: string, dimensions = DEFAULT_DIMENSIONS): Float3
   let norm = 0;
   for (const c of counts) norm += c * c;
   norm = Math.sqrt(norm);
-  const vector = new Float32Array(dimensions);
-  for (let i = 0; i < dimensions; i++) vector[i] = counts[i] / norm;
-  return vector;
+  return Float32Array.from(counts, (c) => c / norm);
 }
 
-/** Cosine similarity of two equal-length vectors. */
+/** Cosine similarity of two equal-length vectors; vectors of different lengths are a caller's bug. */
 export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new RangeError(`cosine of vectors of different lengths (${a.length} and ${b.length})`);
   let dot = 0;
   let na = 0;
   let nb = 0;
   for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
+    // Both exist: i is below a.length, which equals b.length.
+    const x = a[i]!;
+    const y = b[i]!;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
   }
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }

@@ -77,15 +77,16 @@ function generateContent(request: MockRequest): MockReply {
   if (typeof key !== 'string' || key.length === 0) {
     return geminiError(403, 'PERMISSION_DENIED', "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
   }
-  const match = GEMINI_PATH.exec(request.pathname)!;
+  const [, encodedModel, method] = GEMINI_PATH.exec(request.pathname) ?? [];
+  if (encodedModel === undefined) return geminiError(400, 'INVALID_ARGUMENT', '* GenerateContentRequest.model: unexpected model name format');
   const body = request.json;
-  if (match[2] === 'batchEmbedContents') return batchEmbed(decodeURIComponent(match[1]!), body);
+  if (method === 'batchEmbedContents') return batchEmbed(decodeURIComponent(encodedModel), body);
   if (!Array.isArray(body.contents) || body.contents.length === 0) {
     return geminiError(400, 'INVALID_ARGUMENT', '* GenerateContentRequest.contents: contents is not specified');
   }
-  const answer = buildAnswer(decodeURIComponent(match[1]), body, request);
+  const answer = buildAnswer(decodeURIComponent(encodedModel), body, request);
   // Without alt=sse Gemini streams one JSON array; the gateway always asks for SSE, so that is all this serves.
-  if (match[2] === 'streamGenerateContent') return stream(answer, request.directives.chunks);
+  if (method === 'streamGenerateContent') return stream(answer, request.directives.chunks);
   return {
     kind: 'json',
     status: 200,

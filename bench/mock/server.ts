@@ -9,6 +9,8 @@
  * phrases errors: OpenAI's routes, Anthropic's `/v1/messages`, Gemini's
  * `/v1beta/models/<model>:generateContent`, and Bedrock Runtime's
  * `/model/<model>/{converse,converse-stream,invoke}` (SigV4-checked, event-stream framed).
+ * Vertex AI's `/v1/projects/…/publishers/{google,anthropic}/models/…` and its OAuth `/token`
+ * endpoint are `vertex.ts`'s.
  * Fixed paths live in `ROUTES`; patterned ones are matched in `findRoute`.
  */
 
@@ -23,6 +25,7 @@ import { embeddingsRoute } from './embedding.js';
 import { mockId } from './ids.js';
 import { moderationsRoute } from './moderation.js';
 import { chatCompletionsRoute, completionsRoute } from './openai.js';
+import { vertexRoute } from './vertex.js';
 import { responsesRoute } from './openai-responses.js';
 import { later, writeReply } from './reply.js';
 import type { JsonObject, MockReply, MockRequest, Route } from './route.js';
@@ -144,7 +147,7 @@ function handleRequest(state: MockState, req: IncomingMessage, res: ServerRespon
     chunks.push(chunk);
   });
   req.on('end', function onEnd() {
-    const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
     respond(state, { req, res, path, directives, body });
   });
 }
@@ -192,6 +195,8 @@ function findRoute(method: string, pathname: string): Route {
   if (method === 'GET' && isFileContentPath(pathname)) return fileContentRoute;
   if (method === 'POST' && isGeminiPath(pathname)) return generateContentRoute;
   if (method === 'POST' && isBedrockPath(pathname)) return bedrockRoute;
+  const vertex = vertexRoute(method, pathname);
+  if (vertex !== undefined) return vertex;
   // Azure OpenAI serves OpenAI's wire format under its deployment and v1 paths.
   const azure = AZURE_PATH.exec(pathname);
   if (azure !== null) return ROUTES.get(`${method} /v1${azure[1]}`) ?? echoRoute;

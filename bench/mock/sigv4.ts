@@ -212,14 +212,16 @@ function parseAuthorization(raw: string, amzDate: string | undefined): Authoriza
   if (missing.length > 0) return `${missing.join(' ')} Authorization=${raw}`;
 
   const scope = fields.get('Credential')!.split('/');
-  if (scope.length !== 5 || scope[4] !== TERMINATOR || scope.some((part) => part.length === 0)) {
+  // The defaults never apply: the length test below rejects a scope without all five parts.
+  const [accessKeyId = '', date = '', region = '', service = '', terminator] = scope;
+  if (scope.length !== 5 || terminator !== TERMINATOR || scope.some((part) => part.length === 0)) {
     return `Credential should be scoped to a valid region, service and terminator. Credential=${fields.get('Credential')}`;
   }
   return {
-    accessKeyId: scope[0],
-    date: scope[1],
-    region: scope[2],
-    service: scope[3],
+    accessKeyId,
+    date,
+    region,
+    service,
     signedHeaders: fields.get('SignedHeaders')!.split(';').map((name) => name.trim().toLowerCase()),
     signature: fields.get('Signature')!,
   };
@@ -253,9 +255,13 @@ function canonicalQuery(query: string): string {
 function headerValues(rawHeaders: readonly string[], wanted: readonly string[]): Map<string, string> {
   const values = new Map<string, string>();
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i].toLowerCase();
+    const rawName = rawHeaders[i];
+    const rawValue = rawHeaders[i + 1];
+    // Node's list is always name, value pairs; a hand-built odd list ends at its unpaired name.
+    if (rawName === undefined || rawValue === undefined) break;
+    const name = rawName.toLowerCase();
     if (!wanted.includes(name)) continue;
-    const value = rawHeaders[i + 1].trim().replace(/\s+/g, ' ');
+    const value = rawValue.trim().replace(/\s+/g, ' ');
     const previous = values.get(name);
     values.set(name, previous === undefined ? value : `${previous},${value}`);
   }
@@ -264,7 +270,7 @@ function headerValues(rawHeaders: readonly string[], wanted: readonly string[]):
 
 function firstHeader(rawHeaders: readonly string[], name: string): string | undefined {
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (rawHeaders[i].toLowerCase() === name) return rawHeaders[i + 1];
+    if (rawHeaders[i]?.toLowerCase() === name) return rawHeaders[i + 1];
   }
   return undefined;
 }
@@ -299,7 +305,8 @@ function compare(a: string, b: string): number {
 function parseAmzDate(value: string): number | undefined {
   const m = AMZ_DATE.exec(value);
   if (m === null) return undefined;
-  const ms = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]);
+  // Number(undefined) is NaN, so a group that did not match fails the NaN test below.
+  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
   return Number.isNaN(ms) ? undefined : ms;
 }
 

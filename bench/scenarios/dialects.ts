@@ -2,9 +2,11 @@
  * Dialects: the plain gateway (empty pipeline, direct mode) calling the mock in each provider's
  * wire format, against the OpenAI pass-through in the same run. What it isolates is the cost of
  * translation: building the provider's request, translating the answer (and, for Bedrock, SigV4
- * signing every call), and for the Anthropic-style ingress the second translation on top.
+ * signing every call; for Vertex, the regional URL and its token), and for the client-dialect
+ * ingresses (Anthropic's Messages, OpenAI's Responses on Anthropic) the second translation on top.
  */
 import { MOCK_AWS_ACCESS_KEY_ID, MOCK_AWS_SECRET_ACCESS_KEY } from '../mock/sigv4.js';
+import { VERTEX_DIRECT_TOKEN } from '../mock/vertex.js';
 import { endpointRounds, errorNotes, type LoadEndpoint } from '../lib/load-rounds.js';
 import { targetNamed, type Scenario } from '../lib/scenario.js';
 import { sendOnce } from '../lib/send-once.js';
@@ -12,7 +14,7 @@ import { round } from '../lib/stats.js';
 import { fmt } from '../lib/table.js';
 import { CHAT_BODY_JSON, type BenchRequest } from '../lib/targets.js';
 
-type Name = 'openai' | 'anthropic' | 'google' | 'bedrock' | 'messages→openai';
+type Name = 'openai' | 'anthropic' | 'google' | 'bedrock' | 'vertex gemini' | 'vertex claude' | 'messages→openai' | 'responses→anthropic';
 
 const ANTHROPIC_BODY_JSON = JSON.stringify({
   model: 'gpt-4o-mini',
@@ -20,6 +22,16 @@ const ANTHROPIC_BODY_JSON = JSON.stringify({
   system: 'You are terse.',
   messages: [{ role: 'user', content: 'Say hello to the benchmark in one short line.' }],
 });
+
+const RESPONSES_BODY_JSON = JSON.stringify({
+  model: 'claude-sonnet-4',
+  max_output_tokens: 16,
+  instructions: 'You are terse.',
+  input: 'Say hello to the benchmark in one short line.',
+});
+
+/** Direct-mode Vertex: the mock's fixed access token, project and region; the custom host stands for the regional host. */
+const VERTEX = { authorization: `Bearer ${VERTEX_DIRECT_TOKEN}`, 'x-gateway-vertex-project-id': 'bench-project', 'x-gateway-vertex-region': 'us-central1' };
 
 function request(provider: string, host: string, extra: Record<string, string> = {}, path = '/v1/chat/completions', body = CHAT_BODY_JSON): BenchRequest {
   return {
@@ -50,7 +62,10 @@ export const dialects: Scenario = {
           'x-gateway-aws-secret-access-key': MOCK_AWS_SECRET_ACCESS_KEY,
         }),
       },
+      { name: 'vertex gemini', origin: gateway.origin, request: request('vertex-ai', `${mock}/v1`, VERTEX, '/v1/chat/completions', CHAT_BODY_JSON.replace(/"model":"[^"]*"/, '"model":"gemini-2.5-flash"')) },
+      { name: 'vertex claude', origin: gateway.origin, request: request('vertex-ai', `${mock}/v1`, VERTEX, '/v1/chat/completions', CHAT_BODY_JSON.replace(/"model":"[^"]*"/, '"model":"claude-sonnet-4@20250514"')) },
       { name: 'messages→openai', origin: gateway.origin, request: request('openai', `${mock}/v1`, {}, '/v1/messages', ANTHROPIC_BODY_JSON) },
+      { name: 'responses→anthropic', origin: gateway.origin, request: request('anthropic', `${mock}/v1`, {}, '/v1/responses', RESPONSES_BODY_JSON) },
     ];
     for (const e of endpoints) {
       const answer = await sendOnce(e.origin, e.request);

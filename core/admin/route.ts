@@ -2,9 +2,9 @@
  * Admin routes: one definition per operation, compiled once at boot into a plugin route.
  *
  *   request (body ≤ server.admin_body_limit, else 413 before anything is parsed or audited)
- *   ─▶ principal? (401) ─▶ key kind and scope (403) ─▶ query and body (ajv, 400 naming
- *   the field) ─▶ target workspace (the key's own; or `workspace_id` for an organisation key)
- *   ─▶ handler ─▶ response (fast-json-stringify: only fields in the response schema leave, so a
+ *   ─▶ principal? (401) ─▶ key kind and scope (403) ─▶ query (a GET's unknown names are a 400)
+ *   and body (ajv, 400 naming the field) ─▶ target workspace (the key's own; or `workspace_id`
+ *   for an organisation key) ─▶ handler ─▶ response (fast-json-stringify: only fields in the response schema leave, so a
  *   secret a handler forgot to drop still never reaches the wire) ─▶ audit record (writes: every
  *   method but GET, unless the route is `readOnly`)
  *
@@ -34,7 +34,8 @@ import type { Principal } from '../auth/principal.js';
 import type { Store } from '../store/store.js';
 import type { Workspace } from '../store/records.js';
 import { reply, type Reply } from '../reply.js';
-import { fromAjvErrors } from '../validation/index.js';
+import { fromAjvErrors, ValidationErrors } from '../validation/index.js';
+import type { GatewayError } from '../errors.js';
 import { checkLookup } from '../validation/lookup-bounds.js';
 import { nonFiniteNumber } from '../validation/finite-numbers.js';
 import { AdminErrors } from './errors.js';
@@ -145,6 +146,32 @@ function parseQuery(search: string): Record<string, string> {
 }
 
 /**
+ * The query names a GET route accepts: those its schema declares, plus `workspace_id` on
+ * workspace-level routes (read by every one of them, see {@link targetWorkspace}). Undefined
+ * when the route takes free-form names (a schema with `additionalProperties`, as analytics
+ * declares to answer filters it cannot apply with its own error) or is not a GET: a write's
+ * query filters nothing, and is recorded in its audit record as sent.
+ */
+function acceptedQueryNames(def: AnyAdminRoute): ReadonlySet<string> | undefined {
+  const schema = def.query as { properties?: Record<string, unknown>; additionalProperties?: unknown } | undefined;
+  if (def.method !== 'GET' || (schema?.additionalProperties !== undefined && schema.additionalProperties !== false)) return undefined;
+  const names = new Set(Object.keys(schema?.properties ?? {}));
+  if (def.level === 'workspace') names.add('workspace_id');
+  return names;
+}
+
+/** A typo in a filter (`?staus=active`) is a 400 naming it, never a list that silently ignored it. */
+function unknownQueryName(query: Record<string, string>, accepted: ReadonlySet<string>): GatewayError | null {
+  for (const name in query) {
+    if (accepted.has(name)) continue;
+    const list = accepted.size === 0 ? 'This route takes no query parameters.' : `Accepted: ${[...accepted].join(', ')}.`;
+    // A name is echoed bounded: it comes from the client, and may be any length.
+    return ValidationErrors.unknownParameter(`${JSON.stringify(name.slice(0, 64))} is not a known query parameter. ${list}`, { param: name.slice(0, 255) });
+  }
+  return null;
+}
+
+/**
  * Compiles admin operations into plugin routes.
  *
  * @example
@@ -155,6 +182,7 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
   return defs.map((def) => {
     const validateBody: ValidateFunction | undefined = def.body ? bodyAjv.compile(def.body) : undefined;
     const validateQuery: ValidateFunction | undefined = def.query ? queryAjv.compile({ type: 'object', ...def.query }) : undefined;
+    const queryNames = acceptedQueryNames(def);
     const serialize = fastJson(def.response as unknown as Parameters<typeof fastJson>[0]) as (doc: unknown) => string;
     const meta: AdminRouteMeta = {
       admin: true,
@@ -200,6 +228,8 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
           const err = checkLookup(params[name], name);
           if (err !== null) throw err;
         }
+        const unknownName = queryNames === undefined ? null : unknownQueryName(query, queryNames);
+        if (unknownName !== null) throw unknownName;
         if (validateQuery && !validateQuery(query)) throw fromAjvErrors(validateQuery.errors, query, def.query!);
         // Coercion turns `?x=1e999` into Infinity, which `type: number` accepts.
         const nonFinite = validateQuery ? nonFiniteNumber(query) : null;

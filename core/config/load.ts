@@ -66,7 +66,7 @@ interface RawConfig {
   };
   audit: { summary_bytes: Size; retention_days: number; max_records: number };
   security: SecurityConfig;
-  upstream: { connections: number; keep_alive_timeout: Duration; connect_timeout: Duration; request_timeout: Duration };
+  upstream: { connections: number; keep_alive_timeout: Duration; connect_timeout: Duration; request_timeout: Duration; stream_idle_timeout: Duration };
   pipeline: Array<string | Record<string, Record<string, unknown> | null>>;
 }
 
@@ -215,6 +215,7 @@ function buildConfig(raw: RawConfig, file: string, baseDir: string, convert: Con
       keep_alive_timeout: ms(upstream.keep_alive_timeout, 'upstream', 'keep_alive_timeout'),
       connect_timeout: ms(upstream.connect_timeout, 'upstream', 'connect_timeout'),
       request_timeout: ms(upstream.request_timeout, 'upstream', 'request_timeout'),
+      stream_idle_timeout: ms(upstream.stream_idle_timeout, 'upstream', 'stream_idle_timeout'),
     },
     pipeline: normalisePipeline(raw.pipeline),
     file,

@@ -31,7 +31,7 @@ export interface ServerConfig {
   max_header_size: number;
   /** Grace period for in-flight requests and streams on SIGTERM/SIGINT (ms). Default 30000. */
   shutdown_grace: number;
-  /** Interval of SSE `: ping` comments while a stream waits for its first upstream byte (ms); 0 = off. Default 10000. */
+  /** Interval of SSE `: ping` comments while a stream is silent, before its first upstream byte and after (ms); 0 = off. Default 10000. */
   stream_ping_interval: number;
 }
 
@@ -98,6 +98,9 @@ export interface UpstreamConfig {
   /** Default per-attempt timeout for an upstream answer (ms), overridden by config `request_timeout`
    *  and `x-gateway-request-timeout`. Default 600000 (10 min, long generations). */
   request_timeout: number;
+  /** A stream under way whose upstream sends nothing for this long ends with an `upstream_idle_timeout`
+   *  error event and the upstream call is closed (ms); 0 = off. Default 300000 (5 min). */
+  stream_idle_timeout: number;
 }
 
 /** One pipeline entry: a plugin name (standard plugin or a path starting with `.` or `/`) and its options. */

@@ -1,12 +1,15 @@
 /**
- * Which model routes arrive in a client dialect other than OpenAI's, and how each is served when
- * its target does not speak that dialect natively (see `ProviderAdapter.nativeRoutes`).
+ * Which model routes arrive in a client dialect other than chat completions (Anthropic's Messages,
+ * OpenAI's Responses), and how each is served when its target does not speak that dialect
+ * natively (see `ProviderAdapter.nativeRoutes`).
  */
 import type { ModelRoute } from '../routes.js';
 import { anthropicIngress } from './anthropic/index.js';
+import { responsesIngress } from './responses/index.js';
 import type { IngressDialect } from './types.js';
 
-export type { IngressDialect } from './types.js';
+export type { IngressDialect, AnswerOptions } from './types.js';
+export { inputItems, withHistory, type ResponsesTurn } from './responses/index.js';
 
 export interface IngressRoute {
   dialect: IngressDialect;
@@ -20,6 +23,7 @@ export interface IngressRoute {
 export const INGRESS_ROUTES: ReadonlyMap<ModelRoute, IngressRoute> = new Map<ModelRoute, IngressRoute>([
   ['messages', { dialect: anthropicIngress, kind: 'generate' }],
   ['messages.count_tokens', { dialect: anthropicIngress, kind: 'count' }],
+  ['responses', { dialect: responsesIngress, kind: 'generate' }],
 ]);
 
 /** The ingress translation a call on `route` needs (to a target that does not speak its dialect), if any. */

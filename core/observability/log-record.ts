@@ -40,7 +40,7 @@ export interface LogRecord {
   metadata: Record<string, string>;
   method: string;
   path: string;
-  /** `chat.completions`, …, `passthrough`, `mcp` (an MCP endpoint), `plugin`, `not_found`. */
+  /** `chat.completions`, …, `passthrough`, `mcp` (an MCP endpoint), `realtime` (a WebSocket session), `plugin`, `not_found`. */
   route: string;
   provider: string | null;
   model: string | null;
@@ -164,7 +164,8 @@ export function buildLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: 
 
 function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingService): LogRecord {
   const principal = ctx.get('principal');
-  const route = ctx.route.kind === 'model' ? ctx.route.name : isMcpRoute(ctx.route) ? 'mcp' : ctx.route.kind;
+  // A WebSocket session is named by the plugin serving it (core/upgrade.ts), e.g. `realtime`.
+  const route = ctx.route.kind === 'model' ? ctx.route.name : isMcpRoute(ctx.route) ? 'mcp' : ctx.get('upgrade')?.name ?? ctx.route.kind;
   const body = ctx.body;
   const requested = typeof body?.model === 'string' ? body.model : null;
   const overridden = ctx.target?.overrideParams?.model;
@@ -175,7 +176,8 @@ function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingS
   const t = ctx.timings;
   const error = outcome.error ?? outcome.streamError;
   const guardrails = ctx.get('guardrailResults');
-  const isSuccess = outcome.status >= 200 && outcome.status < 400 && outcome.streamError === undefined && !outcome.aborted;
+  // 101: a WebSocket session that was accepted; how it ended is in streamError and aborted.
+  const isSuccess = (outcome.status === 101 || (outcome.status >= 200 && outcome.status < 400)) && outcome.streamError === undefined && !outcome.aborted;
   const call = ctx.get('mcpCall');
   const prompt = ctx.get('promptRef');
   return {

@@ -13,6 +13,7 @@ import type { ProviderAdapter, UrlInput } from './types.js';
 import type { Target } from '../router/types.js';
 import { Errors } from '../errors.js';
 import { assertProviderField } from './fields.js';
+import { OPENAI_NATIVE_ROUTES } from './openai.js';
 
 const DEFAULT_API_VERSION = '2024-10-21';
 
@@ -50,6 +51,8 @@ export const azureOpenAI: ProviderAdapter = {
   id: 'azure-openai',
   baseUrl: 'https://openai.azure.com',
   url: azureUrl,
+  // Azure serves the Responses API itself (`/openai/v1/responses`, or a deployment's `/responses`).
+  nativeRoutes: OPENAI_NATIVE_ROUTES,
   authHeaders(target): Record<string, string> {
     if (target.apiKey === undefined) return {};
     return field(target, 'auth_mode') === 'entra' ? { authorization: `Bearer ${target.apiKey}` } : { 'api-key': target.apiKey };

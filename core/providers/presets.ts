@@ -1,7 +1,8 @@
 /**
  * The OpenAI-compatible family: servers that speak OpenAI's API at their own base URL with bearer
  * auth. One adapter configured many times (`openAICompatible`); unknown parameters pass through,
- * none is dropped. Local servers (ollama, vllm, lm-studio) default to their usual loopback ports;
+ * none is dropped. The Responses API reaches them translated to chat completions (they have no
+ * `nativeRoutes`; see core/ingress/responses). Local servers (ollama, vllm, lm-studio) default to their usual loopback ports;
  * `custom_host` / `x-gateway-custom-host` points any of them elsewhere.
  */
 import { openAICompatible } from './openai.js';

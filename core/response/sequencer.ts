@@ -205,10 +205,17 @@ export class ResponseSequencer {
     this.#source = source;
   }
 
-  /** Sends the head of a streamed answer (after {@link head} let it through). */
+  /**
+   * Sends the head of a streamed answer (after {@link head} let it through). An upstream's event
+   * stream keeps its pings during silences and gets the idle watch
+   * (`upstream.stream_idle_timeout`); any other body stops the pings.
+   */
   open(head: ResponseHead): void {
     const out = this.#out;
-    out.stopPings();
+    if (head.sse && this.#source !== undefined) {
+      const config = this.#rt.config;
+      out.watchStream(config.server.stream_ping_interval, config.upstream.stream_idle_timeout, () => this.#idle());
+    } else out.stopPings();
     // A head sent by pings already went out as a 200 event stream; the events follow it.
     if (out.writable && !out.headersSent) out.writeHead(head.status, head.headers, this.#proxied);
   }
@@ -309,6 +316,7 @@ export class ResponseSequencer {
   /** Raw bytes of a streamed answer. A slow client pauses the source until it drains. */
   write(chunk: Buffer | string): void {
     const out = this.#out;
+    out.heard();
     if (!out.writable) return;
     if (!out.write(chunk)) this.#pause(DRAIN);
   }
@@ -342,6 +350,7 @@ export class ResponseSequencer {
    */
   events(events: SseEvent[]): void {
     if (this.#closed || events.length === 0) return;
+    this.#out.heard();
     const defs = this.#limit === ALL_PLUGINS ? this.#rt.pipeline.eventStages : null;
     if (defs === null) {
       let text = '';
@@ -530,8 +539,23 @@ export class ResponseSequencer {
     if (this.#out.writable) this.#out.end();
   }
 
-  /** A plugin ends the stream with an error event: what is held is dropped, the source cancelled. */
-  failEvents(error: GatewayError): void {
+  /**
+   * The upstream of a flowing event stream stayed silent past `upstream.stream_idle_timeout`: the
+   * stream ends with an `upstream_idle_timeout` error event and the upstream call is closed. Not
+   * while the gateway itself holds the upstream (a slow client, a plugin's wait): false then.
+   */
+  #idle(): boolean {
+    if (this.#closed) return true;
+    if (this.#paused !== 0) return false;
+    const ms = this.#rt.config.upstream.stream_idle_timeout;
+    const error = Errors.upstreamIdleTimeout(`The upstream sent nothing for ${ms} ms (upstream.stream_idle_timeout); the stream was closed.`);
+    this.#ctx.log.warn('upstream stream idle: closed', { code: error.code, idle_ms: ms, provider: this.#ctx.provider });
+    this.failEvents(error, 'the upstream stream was idle too long');
+    return true;
+  }
+
+  /** A plugin (or the idle watch) ends the stream with an error event: what is held is dropped, the source cancelled. */
+  failEvents(error: GatewayError, reason = 'the stream was ended by a plugin'): void {
     if (this.#closed) return;
     this.#flush();
     this.#inbox = NONE;
@@ -545,7 +569,7 @@ export class ResponseSequencer {
     end?.();
     const source = this.#source;
     // Outside the current undici callback: aborting inside it re-enters the handler.
-    if (source !== undefined) queueMicrotask(() => source.abort(new Error('the stream was ended by a plugin')));
+    if (source !== undefined) queueMicrotask(() => source.abort(new Error(reason)));
   }
 
   /**

@@ -97,7 +97,7 @@ export function directTarget(rt: Runtime, ctx: GatewayContext): Target {
   // Provider fields in direct mode: `x-gateway-azure-resource-name: r` → `azure_resource_name`,
   // `x-gateway-aws-region: us-east-1` → `aws_region` (AWS session tokens run to a few KB).
   for (const name in ctx.headers) {
-    const prefix = name.startsWith('x-gateway-azure-') ? 'azure_' : name.startsWith('x-gateway-aws-') ? 'aws_' : undefined;
+    const prefix = name.startsWith('x-gateway-azure-') ? 'azure_' : name.startsWith('x-gateway-aws-') ? 'aws_' : name.startsWith('x-gateway-vertex-') ? 'vertex_' : undefined;
     if (prefix === undefined) continue;
     const value = headerValue(ctx.headers, name);
     const key = prefix + name.slice('x-gateway-'.length + prefix.length).replace(/-/g, '_');

@@ -5,7 +5,8 @@
  * - `GATEWAY_ADMIN_KEY` set: a key with that value exists afterwards (created if its hash is not
  *   in the store), as an organisation-owner key with every organisation scope.
  * - not set, and the store has no API key: one is generated, stored hashed, and returned so the
- *   CLI prints it once. It is never shown again.
+ *   CLI prints it once. It is never shown again. `generate: false` (a pipeline without `auth`,
+ *   where no key is checked) skips it; a later start with `auth` generates it then.
  */
 import type { Store } from './store.js';
 import type { ApiKeyRecord } from './records.js';
@@ -23,12 +24,17 @@ export interface BootstrapResult {
 }
 
 /** {@link bootstrapStore}, in a write scope in distributed mode (see the file header). */
-export async function bootstrap(store: Store, env: NodeJS.ProcessEnv, log: Logger): Promise<BootstrapResult> {
-  if (store.replica === undefined) return bootstrapStore(store, env, log);
-  return store.replica.writeScope(() => bootstrapStore(store, env, log));
+export interface BootstrapOptions {
+  /** Generate an admin key when the store has none and GATEWAY_ADMIN_KEY is unset (default true). */
+  generate?: boolean;
 }
 
-export function bootstrapStore(store: Store, env: NodeJS.ProcessEnv, log: Logger): BootstrapResult {
+export async function bootstrap(store: Store, env: NodeJS.ProcessEnv, log: Logger, options: BootstrapOptions = {}): Promise<BootstrapResult> {
+  if (store.replica === undefined) return bootstrapStore(store, env, log, options);
+  return store.replica.writeScope(() => bootstrapStore(store, env, log, options));
+}
+
+export function bootstrapStore(store: Store, env: NodeJS.ProcessEnv, log: Logger, options: BootstrapOptions = {}): BootstrapResult {
   let generated: string | undefined;
   const result = store.root.transactionSync(() => {
     let orgId = store.meta.get('organisation_id') as string | undefined;
@@ -62,7 +68,7 @@ export function bootstrapStore(store: Store, env: NodeJS.ProcessEnv, log: Logger
     let raw: string | undefined;
     if (fromEnv !== undefined && fromEnv.length > 0) {
       if (store.c.apiKeys.getBy('hash', hashApiKey(fromEnv)) === undefined) raw = fromEnv;
-    } else if (store.c.apiKeys.list({ limit: 1 }).total === 0) {
+    } else if (options.generate !== false && store.c.apiKeys.list({ limit: 1 }).total === 0) {
       raw = generated = generateApiKey();
     }
     if (raw !== undefined) store.c.apiKeys.insert(adminKeyRecord(raw, orgId));

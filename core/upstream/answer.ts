@@ -150,7 +150,7 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
     }
     if (translated) {
       if (translation !== undefined) this.#streamT = translation.translator.stream(translation.ctx);
-      if (ingress !== undefined) this.#ingressT = ingress.dialect.stream(this.ctx.body!, { strict: ingress.strict });
+      if (ingress !== undefined) this.#ingressT = ingress.dialect.stream(this.ctx.body!, { strict: ingress.strict, onAnswer: ingress.onAnswer });
       delete head.headers['content-length'];
       head.headers['content-type'] = 'text/event-stream';
     }
@@ -315,7 +315,7 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
       else {
         const openai = t !== undefined ? t.translator.response(t.ctx, parsed) : (parsed as Record<string, unknown>);
         if (typeof openai !== 'object' || openai === null) throw new Error('the answer is not a JSON object');
-        body = ingress !== undefined ? ingress.dialect.response(openai, this.ctx.body!, { strict: ingress.strict }) : openai;
+        body = ingress !== undefined ? ingress.dialect.response(openai, this.ctx.body!, { strict: ingress.strict, onAnswer: ingress.onAnswer }) : openai;
       }
     } catch (err) {
       this.#settle({ kind: 'failed', error: Errors.upstreamInvalidResponse(undefined, { cause: err }) });

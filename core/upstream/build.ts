@@ -13,7 +13,7 @@ import { Errors, isGatewayError, toGatewayError, type GatewayError } from '../er
 import { headerValue, upstreamRequestHeaders } from './headers.js';
 import { needsUsageInjection, withUsageRequested } from '../usage/meter.js';
 import { checkBuiltUrl } from './ssrf.js';
-import { ingressRoute, type IngressDialect } from '../ingress/index.js';
+import { ingressRoute, inputItems, withHistory, type IngressDialect } from '../ingress/index.js';
 
 /** A call in a client dialect the provider does not speak: sent as `chat`, answered in the client's dialect. */
 export interface Ingress {
@@ -21,6 +21,8 @@ export interface Ingress {
   strict: boolean;
   /** The OpenAI chat body the call became (target overrides applied). */
   chat: Record<string, unknown>;
+  /** Told the finished answer (in the client's dialect): the Responses store keeps it. */
+  onAnswer?: (answer: Record<string, unknown>) => void;
 }
 
 /** A model-route call to a provider with its own dialect. */
@@ -66,13 +68,19 @@ export function buildCall(rt: Runtime, ctx: GatewayContext, adapter: ProviderAda
   // sent as a chat completion, then translated back (core/ingress).
   let ingress: Ingress | undefined;
   let callRoute = route;
+  // A Responses call continuing a conversation the gateway holds (core/ingress/responses/continuation.ts):
+  // every target, OpenAI's included, gets the held items expanded into `input`.
+  const turn = route === 'responses' ? ctx.get('responsesTurn') : undefined;
+  const clientBody = turn?.previous !== undefined ? withHistory(ctx.body!, turn.previous) : ctx.body;
   const entry = native ? undefined : ingressRoute(route);
   if (entry !== undefined) {
     try {
-      ingress = { dialect: entry.dialect, strict, chat: withOverrides(entry.dialect.request(ctx.body!, { strict }), target) };
+      ingress = { dialect: entry.dialect, strict, chat: withOverrides(entry.dialect.request(clientBody!, { strict }), target) };
     } catch (err) {
       return toGatewayError(err);
     }
+    const save = turn?.save;
+    if (save !== undefined) ingress.onAnswer = (answer) => save(answer, inputItems(ctx.body!.input));
     callRoute = 'chat.completions';
   }
   if (callRoute !== undefined && !native && adapter.routes !== undefined && !adapter.routes.has(callRoute)) {
@@ -125,7 +133,9 @@ export function buildCall(rt: Runtime, ctx: GatewayContext, adapter: ProviderAda
         ? JSON.stringify(translation.request.body)
         : ingress !== undefined
           ? JSON.stringify(ingress.chat)
-          : requestBody(ctx, target, inject),
+          : clientBody !== ctx.body
+            ? JSON.stringify(withOverrides(clientBody!, target))
+            : requestBody(ctx, target, inject),
   };
   if (translation !== undefined) Object.assign(attempt.headers, { 'content-type': 'application/json' }, translation.request.headers);
   else if (ingress !== undefined) attempt.headers['content-type'] = 'application/json';

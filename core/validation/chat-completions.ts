@@ -104,6 +104,14 @@ function namedChoice(kind: string): SchemaObject {
   };
 }
 
+/** A tool of `kind` carries `{[kind]: {name}}`. */
+function namedTool(kind: string): SchemaObject {
+  return {
+    if: { properties: { type: { const: kind } }, required: ['type'] },
+    then: { required: [kind], properties: { [kind]: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } } },
+  };
+}
+
 export const chatCompletionsSchema: SchemaObject = {
   type: 'object',
   required: ['model', 'messages'],
@@ -130,20 +138,16 @@ export const chatCompletionsSchema: SchemaObject = {
     max_completion_tokens: { type: ['integer', 'null'], minimum: 0 },
     logprobs: { type: ['boolean', 'null'] },
     top_logprobs: { type: ['integer', 'null'], minimum: 0, maximum: 20 },
+    // Function tools and GPT-5's custom tools (`{type: "custom", custom: {name, format?}}`), as
+    // the official API takes them; a provider that cannot run a kind refuses it in its translator.
     tools: {
       type: 'array',
       maxItems: 128,
       items: {
         type: 'object',
-        required: ['type', 'function'],
-        properties: {
-          type: { const: 'function' },
-          function: {
-            type: 'object',
-            required: ['name'],
-            properties: { name: { type: 'string' } },
-          },
-        },
+        required: ['type'],
+        properties: { type: { type: 'string', enum: ['function', 'custom'] } },
+        allOf: [namedTool('function'), namedTool('custom')],
       },
     },
     tool_choice: chatToolChoiceSchema,

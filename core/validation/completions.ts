@@ -33,7 +33,8 @@ export const completionsSchema: SchemaObject = {
   required: ['model', 'prompt'],
   properties: {
     ...samplingProperties,
-    prompt: textOrTokensSchema(false),
+    // The official API takes `prompt: null` (the model then starts from nothing).
+    prompt: { ...textOrTokensSchema(false), type: ['string', 'array', 'null'] },
     logprobs: { type: ['integer', 'null'], minimum: 0, maximum: 5 },
     best_of: { type: ['integer', 'null'], minimum: 0, maximum: 20 },
     echo: { type: ['boolean', 'null'] },

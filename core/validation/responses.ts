@@ -1,7 +1,8 @@
 /**
- * Body schema for POST /responses, and its one cross-field rule: `input` is required unless the
- * call names a `prompt` (a prompt template kept at the provider supplies the input, as OpenAI
- * allows; the `prompts` plugin renders prompts stored in this gateway).
+ * Body schema for POST /responses, and its one cross-field rule: `input` and `model` are required
+ * unless the call names a `prompt` (a prompt template kept at the provider supplies them, as
+ * OpenAI allows; the `prompts` plugin renders prompts stored in this gateway). `prompt: null` is
+ * no prompt, as the official API reads it.
  */
 
 import type { SchemaObject } from 'ajv';
@@ -11,7 +12,6 @@ import { ValidationErrors } from './errors.js';
 
 export const responsesSchema: SchemaObject = {
   type: 'object',
-  required: ['model'],
   properties: {
     // No enum although the spec lists four models: newer models must work through the gateway too.
     model: { type: 'string' },
@@ -33,7 +33,7 @@ export const responsesSchema: SchemaObject = {
     stream: { type: ['boolean', 'null'] },
     user: { type: 'string' },
     prompt: {
-      type: 'object',
+      type: ['object', 'null'],
       required: ['id'],
       properties: {
         id: { type: 'string', minLength: 1, maxLength: 256 },
@@ -45,7 +45,9 @@ export const responsesSchema: SchemaObject = {
 };
 
 export function checkResponsesRules(body: Record<string, unknown>): GatewayError | null {
-  if (body.input === undefined && body.prompt === undefined) {
+  if (body.prompt != null) return null;
+  if (body.model === undefined) return ValidationErrors.missingRequiredParameter('model is required (or a prompt that supplies it).', { param: 'model' });
+  if (body.input === undefined) {
     return ValidationErrors.missingRequiredParameter('input is required (or a prompt that supplies it).', { param: 'input' });
   }
   return null;

@@ -3,7 +3,7 @@
  * for the provider, and tells the caller how many it replaced.
  *
  *   pipeline:
- *     - ./dist/examples/plugins/redact.js: {patterns: ["\\b\\d{16}\\b"], replacement: "[card]"}
+ *     - ../dist/examples/plugins/redact.js      (in config/gateway.yaml: paths are relative to the YAML): {patterns: ["\\b\\d{16}\\b"], replacement: "[card]"}
  *
  * It shows the parts of the plugin API most plugins need: an options schema checked at boot,
  * config-time work in `setup`, a request-body hook that edits the body, a response-headers hook,

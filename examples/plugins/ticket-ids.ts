@@ -5,7 +5,7 @@
  *   pipeline:
  *     - config-strategy
  *     - guardrails
- *     - ./dist/examples/plugins/ticket-ids.js: {prefixes: [ACME, OPS]}
+ *     - ../dist/examples/plugins/ticket-ids.js  (in config/gateway.yaml): {prefixes: [ACME, OPS]}
  *
  *   x-gateway-config: {"provider": "openai", "output_guardrails": [{"example.ticketIds": {}, "redact": true}]}
  *

@@ -5,7 +5,7 @@
  * found (and visible: a workspace key never learns that another workspace's key exists). A
  * deleted key is gone for every operation here; its record stays for the audit trail.
  */
-import { AdminErrors, assertVisible, defineAdminRoute, listPage, nowIso, S, type AnyAdminRoute, type GuardrailService, type Principal, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, assertVisible, crudRoutes, listPage, nowIso, S, type AnyAdminRoute, type GuardrailService, type Principal, type Records, type Store } from '../../core/index.js';
 import { apiKeySchema, keyFields, view, type KeyFieldsBody } from './payloads.js';
 import { applyFields, checkFields, nextStamp } from './fields.js';
 import { assertMayManageKeys, grantableScopes, KEY_TYPES, keyScope, requireKeyScope, type KeyAction } from './permissions.js';
@@ -23,6 +23,7 @@ interface UpdateBody extends KeyFieldsBody {
 }
 
 const resource = 'api_key';
+const crud = crudRoutes({ path: '/v1/api-keys', key: 'id', resource, scopes: null, level: 'workspace' });
 
 /** The live key `id`, visible to the principal, which holds the scope for `action` on its kind. */
 export function findKey(store: Store, principal: Principal, id: string, action: KeyAction): ApiKey {
@@ -34,15 +35,9 @@ export function findKey(store: Store, principal: Principal, id: string, action: 
 
 /** The routes on existing keys; `guardrails` checks the saved guardrails a key's defaults name. */
 export const manageRoutes = (guardrails: () => GuardrailService | undefined): AnyAdminRoute[] => [
-  defineAdminRoute<never, ListQuery>({
-    method: 'GET',
-    path: '/v1/api-keys',
+  crud.list<never, ListQuery>({
     summary: 'List API keys',
-    resource,
-    action: 'list',
     // Checked in the handler: one of the three `.list` scopes suffices, each showing its own kind.
-    scope: null,
-    level: 'workspace',
     workspaceDefault: 'all',
     query: {
       properties: {
@@ -65,28 +60,16 @@ export const manageRoutes = (guardrails: () => GuardrailService | undefined): An
       });
     },
   }),
-  defineAdminRoute({
-    method: 'GET',
-    path: '/v1/api-keys/:id',
+  crud.read({
     summary: 'Get an API key (its secret masked)',
-    resource,
-    action: 'read',
-    scope: null,
-    level: 'workspace',
     workspaceDefault: 'all',
     response: apiKeySchema,
     handler({ params, principal, store }) {
       return view(findKey(store, principal, params.id!, 'read'));
     },
   }),
-  defineAdminRoute<UpdateBody>({
-    method: 'PUT',
-    path: '/v1/api-keys/:id',
+  crud.update<UpdateBody>({
     summary: 'Update an API key (its kind and user binding cannot change)',
-    resource,
-    action: 'update',
-    scope: null,
-    level: 'workspace',
     workspaceDefault: 'all',
     body: {
       type: 'object',
@@ -113,14 +96,8 @@ export const manageRoutes = (guardrails: () => GuardrailService | undefined): An
       return {};
     },
   }),
-  defineAdminRoute({
-    method: 'DELETE',
-    path: '/v1/api-keys/:id',
+  crud.delete({
     summary: 'Delete an API key (it stops authenticating at once)',
-    resource,
-    action: 'delete',
-    scope: null,
-    level: 'workspace',
     workspaceDefault: 'all',
     response: S.empty,
     handler({ params, principal, store }) {

@@ -21,7 +21,7 @@ import {
   assertVisible,
   authorize,
   checkUpstreamUrl,
-  defineAdminRoute,
+  crudRoutes,
   listPage,
   maskSecret,
   nowIso,
@@ -165,6 +165,7 @@ function view(store: Store, r: Integration): Record<string, unknown> {
 }
 
 const resource = 'mcp_integration';
+const crud = crudRoutes({ path: '/v1/mcp-integrations', key: 'id', resource, scopes: null, level: 'workspace' });
 const notArchived = (r: Integration): boolean => r.status === 'active';
 
 function assertUpstreamUrl(url: string, policy: CustomHostPolicy, param: string): void {
@@ -175,14 +176,8 @@ function assertUpstreamUrl(url: string, policy: CustomHostPolicy, param: string)
 /** The routes; MCP server URLs are checked against the YAML's `security.custom_hosts`. */
 export function mcpIntegrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
   return [
-    defineAdminRoute<CreateBody>({
-      method: 'POST',
-      path: '/v1/mcp-integrations',
+    crud.create<CreateBody>({
       summary: 'Create an MCP integration (scope {workspace|organisation}_mcp_integrations.create)',
-      resource,
-      action: 'create',
-      scope: null,
-      level: 'workspace',
       // No workspace_id from an organisation key: an organisation-level integration.
       workspaceDefault: 'all',
       body: {
@@ -218,14 +213,8 @@ export function mcpIntegrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] 
         return { id: record.id, slug: record.slug };
       },
     }),
-    defineAdminRoute<never, ListQuery>({
-      method: 'GET',
-      path: '/v1/mcp-integrations',
+    crud.list<never, ListQuery>({
       summary: 'List MCP integrations (scope {workspace|organisation}_mcp_integrations.list)',
-      resource,
-      action: 'list',
-      scope: null,
-      level: 'workspace',
       workspaceDefault: 'all',
       query: {
         properties: {
@@ -253,27 +242,15 @@ export function mcpIntegrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] 
         });
       },
     }),
-    defineAdminRoute({
-      method: 'GET',
-      path: '/v1/mcp-integrations/:id',
+    crud.read({
       summary: 'Get an MCP integration by id or slug (scope {workspace|organisation}_mcp_integrations.read)',
-      resource,
-      action: 'read',
-      scope: null,
-      level: 'workspace',
       response: integrationSchema,
       handler({ params, principal, store }) {
         return view(store, visibleMcpIntegration(principal, findMcpIntegration(store, params.id!), 'read'));
       },
     }),
-    defineAdminRoute<UpdateBody>({
-      method: 'PUT',
-      path: '/v1/mcp-integrations/:id',
+    crud.update<UpdateBody>({
       summary: 'Update an MCP integration (scope {workspace|organisation}_mcp_integrations.update)',
-      resource,
-      action: 'update',
-      scope: null,
-      level: 'workspace',
       body: { type: 'object', properties: fields, additionalProperties: false },
       response: S.empty,
       handler({ params, body, principal, store }) {
@@ -297,14 +274,8 @@ export function mcpIntegrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] 
         return {};
       },
     }),
-    defineAdminRoute({
-      method: 'DELETE',
-      path: '/v1/mcp-integrations/:id',
+    crud.delete({
       summary: 'Delete (archive) an MCP integration (scope {workspace|organisation}_mcp_integrations.delete)',
-      resource,
-      action: 'delete',
-      scope: null,
-      level: 'workspace',
       response: S.empty,
       handler({ params, principal, store }) {
         const found = visibleMcpIntegration(principal, findMcpIntegration(store, params.id!), 'delete');

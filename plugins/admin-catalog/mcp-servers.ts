@@ -10,7 +10,7 @@
 import {
   AdminErrors,
   assertVisible,
-  defineAdminRoute,
+  crudRoutes,
   listPage,
   nowIso,
   slugify,
@@ -76,6 +76,7 @@ function view(store: Store, base: string, s: Server): Record<string, unknown> {
 }
 
 const resource = 'mcp_server';
+const crud = crudRoutes({ path: '/v1/mcp-servers', key: 'id', resource, scopes: 'mcp_servers', level: 'workspace' });
 const what = 'MCP server';
 
 /** By id or slug. */
@@ -85,14 +86,8 @@ export function findMcpServer(store: Store, ref: string): Server | undefined {
 
 export function mcpServerRoutes(baseUrl: BaseUrl): AnyAdminRoute[] {
   return [
-    defineAdminRoute<CreateBody>({
-      method: 'POST',
-      path: '/v1/mcp-servers',
+    crud.create<CreateBody>({
       summary: 'Create an MCP server',
-      resource,
-      action: 'create',
-      scope: 'mcp_servers.create',
-      level: 'workspace',
       body: {
         type: 'object',
         properties: {
@@ -134,14 +129,8 @@ export function mcpServerRoutes(baseUrl: BaseUrl): AnyAdminRoute[] {
         return { id: server.id, slug: server.slug };
       },
     }),
-    defineAdminRoute<never, ListQuery>({
-      method: 'GET',
-      path: '/v1/mcp-servers',
+    crud.list<never, ListQuery>({
       summary: 'List MCP servers',
-      resource,
-      action: 'list',
-      scope: 'mcp_servers.list',
-      level: 'workspace',
       workspaceDefault: 'all',
       query: {
         properties: {
@@ -166,27 +155,15 @@ export function mcpServerRoutes(baseUrl: BaseUrl): AnyAdminRoute[] {
         });
       },
     }),
-    defineAdminRoute({
-      method: 'GET',
-      path: '/v1/mcp-servers/:id',
+    crud.read({
       summary: 'Get an MCP server (by id or slug)',
-      resource,
-      action: 'read',
-      scope: 'mcp_servers.read',
-      level: 'workspace',
       response: serverSchema,
       handler({ ctx, params, principal, store }) {
         return view(store, baseUrl(ctx), assertVisible(principal, findMcpServer(store, params.id!), what));
       },
     }),
-    defineAdminRoute<{ name?: string; description?: string | null }>({
-      method: 'PUT',
-      path: '/v1/mcp-servers/:id',
+    crud.update<{ name?: string; description?: string | null }>({
       summary: 'Update an MCP server',
-      resource,
-      action: 'update',
-      scope: 'mcp_servers.update',
-      level: 'workspace',
       body: { type: 'object', properties: { name: S.name255, description }, additionalProperties: false },
       response: S.empty,
       handler({ params, body, principal, store }) {
@@ -200,14 +177,8 @@ export function mcpServerRoutes(baseUrl: BaseUrl): AnyAdminRoute[] {
         return {};
       },
     }),
-    defineAdminRoute({
-      method: 'DELETE',
-      path: '/v1/mcp-servers/:id',
+    crud.delete({
       summary: 'Delete (archive) an MCP server',
-      resource,
-      action: 'delete',
-      scope: 'mcp_servers.delete',
-      level: 'workspace',
       response: S.empty,
       handler({ params, principal, store }) {
         const found = assertVisible(principal, findMcpServer(store, params.id!), what);

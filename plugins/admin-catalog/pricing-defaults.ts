@@ -41,6 +41,11 @@ const LIST_PRICES: Readonly<Record<string, Readonly<Record<string, PerMillion>>>
     'gpt-5-nano': [0.05, 0.4, 0.005],
     'gpt-4o': [2.5, 10, 1.25],
     'gpt-4o-mini': [0.15, 0.6, 0.075],
+    // Realtime sessions, text tokens (audio tokens cost more and are not priced here yet). Named so
+    // they do not price as their `gpt-4o` / `gpt-4o-mini` prefix.
+    'gpt-realtime': [4, 16, 0.4],
+    'gpt-4o-realtime-preview': [5, 20, 2.5],
+    'gpt-4o-mini-realtime-preview': [0.6, 2.4, 0.3],
     'gpt-4.1': [2, 8, 0.5],
     'gpt-4.1-mini': [0.4, 1.6, 0.1],
     'gpt-4.1-nano': [0.1, 0.4, 0.025],

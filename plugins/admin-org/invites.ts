@@ -7,7 +7,7 @@
  *      │ └──DELETE───▶ cancelled
  *      └─(7 days)────▶ expired (computed on read) ──resend──▶ pending
  */
-import { AdminErrors, defineAdminRoute, listPage, nowIso, uuidv7, Scopes, S, type AnyAdminRoute, type Records } from '../../core/index.js';
+import { AdminErrors, crudRoutes, listPage, nowIso, Scopes, uuidv7, S, type AnyAdminRoute, type Records } from '../../core/index.js';
 import { inviteSchema, inviteStatus, inviteView } from './views.js';
 import { grantsSchema, resolveGrants } from './workspace-refs.js';
 import { emailSchema } from './users.js';
@@ -33,6 +33,7 @@ interface ListQuery {
 }
 
 const resource = 'invite';
+const crud = crudRoutes({ path: '/v1/admin/users/invites', key: 'id', resource, scopes: 'organisation_users', level: 'organisation' });
 /** The scopes a workspace-user key may hold: checked by the schema, so a bad one is a 400 naming it. */
 const keyScopes = [...Scopes.allowedScopes('workspace-user')];
 
@@ -52,14 +53,8 @@ function assertResendable(invite: Invite): void {
 /** @param secure the gateway serves TLS, so links are `https`. */
 export function inviteRoutes(secure: boolean): AnyAdminRoute[] {
   return [
-    defineAdminRoute<CreateBody>({
-      method: 'POST',
-      path: '/v1/admin/users/invites',
+    crud.create<CreateBody>({
       summary: 'Invite a user',
-      resource,
-      action: 'create',
-      scope: 'organisation_users.create',
-      level: 'organisation',
       body: {
         type: 'object',
         properties: {
@@ -109,14 +104,8 @@ export function inviteRoutes(secure: boolean): AnyAdminRoute[] {
         return { id: invite.id, invite_link: inviteLink(ctx, secure, token) };
       },
     }),
-    defineAdminRoute<never, ListQuery>({
-      method: 'GET',
-      path: '/v1/admin/users/invites',
+    crud.list<never, ListQuery>({
       summary: 'List invites',
-      resource,
-      action: 'list',
-      scope: 'organisation_users.list',
-      level: 'organisation',
       query: {
         properties: {
           role: { type: 'string', enum: ['admin', 'member'] },
@@ -135,27 +124,15 @@ export function inviteRoutes(secure: boolean): AnyAdminRoute[] {
         });
       },
     }),
-    defineAdminRoute({
-      method: 'GET',
-      path: '/v1/admin/users/invites/:id',
+    crud.read({
       summary: 'Get an invite',
-      resource,
-      action: 'read',
-      scope: 'organisation_users.read',
-      level: 'organisation',
       response: inviteSchema,
       handler({ params, store }) {
         return inviteView(findInvite(store.c.invites, params.id!));
       },
     }),
-    defineAdminRoute({
-      method: 'DELETE',
-      path: '/v1/admin/users/invites/:id',
+    crud.delete({
       summary: 'Cancel an invite',
-      resource,
-      action: 'delete',
-      scope: 'organisation_users.delete',
-      level: 'organisation',
       response: S.empty,
       handler({ params, principal, store }) {
         assertMayManage(principal);
@@ -167,14 +144,12 @@ export function inviteRoutes(secure: boolean): AnyAdminRoute[] {
         return {};
       },
     }),
-    defineAdminRoute({
+    crud.member({
       method: 'POST',
-      path: '/v1/admin/users/invites/:id/resend',
+      path: '/resend',
       summary: 'Resend an invite (a new link; the old one stops working)',
-      resource,
       action: 'resend',
       scope: 'organisation_users.create',
-      level: 'organisation',
       response: S.record({ invite_link: S.str }),
       handler({ ctx, params, principal, store }) {
         assertMayManage(principal);

@@ -6,7 +6,7 @@
  * Users must already belong to the organisation: a workspace key cannot conjure up users, only
  * place existing ones. Removing a member revokes their workspace-user keys in that workspace.
  */
-import { AdminErrors, defineAdminRoute, nowIso, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, crudRoutes, nowIso, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
 import { memberSchema, memberView } from './views.js';
 import { pathWorkspace } from './workspace-refs.js';
 import { memberId, putMember, removeMember } from './memberships.js';
@@ -22,6 +22,7 @@ interface ListQuery {
 }
 
 const resource = 'workspace_member';
+const crud = crudRoutes({ path: '/v1/admin/workspaces/:id/users', key: 'userId', resource, scopes: 'workspace_users', level: 'workspace' });
 const role = { type: 'string', enum: ['admin', 'member', 'manager'] };
 
 /** The membership and its user, or 404. */
@@ -33,14 +34,8 @@ function findMember(store: Store, workspaceId: string, userId: string): { member
 }
 
 export const memberRoutes: AnyAdminRoute[] = [
-  defineAdminRoute<{ users: Array<{ id: string; role: WorkspaceRole }> }>({
-    method: 'POST',
-    path: '/v1/admin/workspaces/:id/users',
+  crud.create<{ users: Array<{ id: string; role: WorkspaceRole }> }>({
     summary: 'Add users to a workspace',
-    resource,
-    action: 'create',
-    scope: 'workspace_users.create',
-    level: 'workspace',
     workspaceDefault: 'all',
     body: {
       type: 'object',
@@ -78,14 +73,8 @@ export const memberRoutes: AnyAdminRoute[] = [
       return {};
     },
   }),
-  defineAdminRoute<never, ListQuery>({
-    method: 'GET',
-    path: '/v1/admin/workspaces/:id/users',
+  crud.list<never, ListQuery>({
     summary: 'List the members of a workspace',
-    resource,
-    action: 'list',
-    scope: 'workspace_users.list',
-    level: 'workspace',
     workspaceDefault: 'all',
     query: {
       properties: {
@@ -116,14 +105,8 @@ export const memberRoutes: AnyAdminRoute[] = [
       return { object: 'list', total: page.total, data };
     },
   }),
-  defineAdminRoute({
-    method: 'GET',
-    path: '/v1/admin/workspaces/:id/users/:userId',
+  crud.read({
     summary: 'Get a workspace member',
-    resource,
-    action: 'read',
-    scope: 'workspace_users.read',
-    level: 'workspace',
     workspaceDefault: 'all',
     response: memberSchema,
     handler({ params, principal, store }) {
@@ -132,14 +115,8 @@ export const memberRoutes: AnyAdminRoute[] = [
       return memberView(member, user);
     },
   }),
-  defineAdminRoute<{ role: WorkspaceRole }>({
-    method: 'PUT',
-    path: '/v1/admin/workspaces/:id/users/:userId',
+  crud.update<{ role: WorkspaceRole }>({
     summary: "Change a member's workspace role",
-    resource,
-    action: 'update',
-    scope: 'workspace_users.update',
-    level: 'workspace',
     workspaceDefault: 'all',
     body: { type: 'object', properties: { role }, required: ['role'], additionalProperties: false },
     response: S.empty,
@@ -151,14 +128,8 @@ export const memberRoutes: AnyAdminRoute[] = [
       return {};
     },
   }),
-  defineAdminRoute({
-    method: 'DELETE',
-    path: '/v1/admin/workspaces/:id/users/:userId',
+  crud.delete({
     summary: 'Remove a member from a workspace',
-    resource,
-    action: 'delete',
-    scope: 'workspace_users.delete',
-    level: 'workspace',
     workspaceDefault: 'all',
     response: S.empty,
     handler({ params, principal, store }) {

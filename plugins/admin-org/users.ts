@@ -6,7 +6,7 @@
  * Organisation keys only. The owner's role is fixed, and the last owner cannot be deleted: an
  * organisation must always have someone who can do everything.
  */
-import { AdminErrors, defineAdminRoute, listPage, nowIso, uuidv7, S, type AnyAdminRoute, type Records } from '../../core/index.js';
+import { AdminErrors, crudRoutes, listPage, nowIso, uuidv7, S, type AnyAdminRoute, type Records } from '../../core/index.js';
 import { userSchema, userView } from './views.js';
 import { grantsSchema, resolveGrants } from './workspace-refs.js';
 import { putMember, removeAllMemberships } from './memberships.js';
@@ -31,6 +31,7 @@ interface ListQuery {
 }
 
 const resource = 'user';
+const crud = crudRoutes({ path: '/v1/admin/users', key: 'id', resource, scopes: 'organisation_users', level: 'organisation' });
 /** RFC 5321 bounds an address to 254 octets; 320 leaves room for odd but valid ones. */
 export const emailSchema = { type: 'string', format: 'email', minLength: 3, maxLength: 320 };
 const personName = { type: 'string', maxLength: 255 };
@@ -42,14 +43,8 @@ function findUser(users: { get(id: string): User | undefined }, id: string): Use
 }
 
 export const userRoutes: AnyAdminRoute[] = [
-  defineAdminRoute<CreateBody>({
-    method: 'POST',
-    path: '/v1/admin/users',
+  crud.create<CreateBody>({
     summary: 'Create a user',
-    resource,
-    action: 'create',
-    scope: 'organisation_users.create',
-    level: 'organisation',
     body: {
       type: 'object',
       properties: {
@@ -87,14 +82,8 @@ export const userRoutes: AnyAdminRoute[] = [
       return { id: user.id, object: 'user' };
     },
   }),
-  defineAdminRoute<never, ListQuery>({
-    method: 'GET',
-    path: '/v1/admin/users',
+  crud.list<never, ListQuery>({
     summary: 'List users',
-    resource,
-    action: 'list',
-    scope: 'organisation_users.list',
-    level: 'organisation',
     query: {
       properties: {
         role: { type: 'string', enum: ['owner', 'admin', 'member'] },
@@ -111,27 +100,15 @@ export const userRoutes: AnyAdminRoute[] = [
       });
     },
   }),
-  defineAdminRoute({
-    method: 'GET',
-    path: '/v1/admin/users/:id',
+  crud.read({
     summary: 'Get a user',
-    resource,
-    action: 'read',
-    scope: 'organisation_users.read',
-    level: 'organisation',
     response: userSchema,
     handler({ params, store }) {
       return userView(store, findUser(store.c.users, params.id!));
     },
   }),
-  defineAdminRoute<{ role: 'admin' | 'member' }>({
-    method: 'PUT',
-    path: '/v1/admin/users/:id',
+  crud.update<{ role: 'admin' | 'member' }>({
     summary: "Change a user's organisation role",
-    resource,
-    action: 'update',
-    scope: 'organisation_users.update',
-    level: 'organisation',
     body: {
       type: 'object',
       properties: { role: { type: 'string', enum: ['admin', 'member'] } },
@@ -150,14 +127,8 @@ export const userRoutes: AnyAdminRoute[] = [
       return {};
     },
   }),
-  defineAdminRoute({
-    method: 'DELETE',
-    path: '/v1/admin/users/:id',
+  crud.delete({
     summary: 'Remove a user from the organisation',
-    resource,
-    action: 'delete',
-    scope: 'organisation_users.delete',
-    level: 'organisation',
     response: S.empty,
     handler({ params, principal, store }) {
       assertMayManage(principal);

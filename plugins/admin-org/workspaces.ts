@@ -16,7 +16,7 @@
  * read by the mcp-gateway plugin): absent, every enabled tool; null on update removes it. Like
  * the limits, it is set from above: a workspace key cannot change its own.
  */
-import { AdminErrors, defineAdminRoute, listPage, isUuid, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type GuardrailService, type Principal, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, crudRoutes, isUuid, listPage, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type GuardrailService, type Principal, type Records, type Store } from '../../core/index.js';
 import { memberView, workspaceDetailSchema, workspaceSchema, workspaceView } from './views.js';
 import { pathWorkspace } from './workspace-refs.js';
 import { assertMayManage } from './permissions.js';
@@ -55,6 +55,7 @@ interface ListQuery {
 }
 
 const resource = 'workspace';
+const crud = crudRoutes({ path: '/v1/admin/workspaces', key: 'id', resource, scopes: 'workspaces', level: 'workspace' });
 
 /** Metadata is copied onto every request's logs: bounded like request metadata. */
 const metadata = {
@@ -150,13 +151,8 @@ function assertOrgMayChangeLimits(principal: Principal, body: Fields): void {
 
 /** The routes; `guardrails` checks the saved guardrails a workspace's defaults name. */
 export const workspaceRoutes = (guardrails: Guardrails): AnyAdminRoute[] => [
-  defineAdminRoute<CreateBody>({
-    method: 'POST',
-    path: '/v1/admin/workspaces',
+  crud.create<CreateBody>({
     summary: 'Create a workspace',
-    resource,
-    action: 'create',
-    scope: 'workspaces.create',
     level: 'organisation',
     body: {
       type: 'object',
@@ -202,14 +198,8 @@ export const workspaceRoutes = (guardrails: Guardrails): AnyAdminRoute[] => [
       return workspaceView(ws);
     },
   }),
-  defineAdminRoute<never, ListQuery>({
-    method: 'GET',
-    path: '/v1/admin/workspaces',
+  crud.list<never, ListQuery>({
     summary: 'List workspaces',
-    resource,
-    action: 'list',
-    scope: 'workspaces.list',
-    level: 'workspace',
     workspaceDefault: 'all',
     query: {
       properties: {
@@ -234,14 +224,8 @@ export const workspaceRoutes = (guardrails: Guardrails): AnyAdminRoute[] => [
       });
     },
   }),
-  defineAdminRoute({
-    method: 'GET',
-    path: '/v1/admin/workspaces/:id',
+  crud.read({
     summary: 'Get a workspace with its members',
-    resource,
-    action: 'read',
-    scope: 'workspaces.read',
-    level: 'workspace',
     workspaceDefault: 'all',
     response: workspaceDetailSchema,
     handler({ params, principal, store }) {
@@ -255,14 +239,8 @@ export const workspaceRoutes = (guardrails: Guardrails): AnyAdminRoute[] => [
       return { ...workspaceView(ws), users };
     },
   }),
-  defineAdminRoute<Fields>({
-    method: 'PUT',
-    path: '/v1/admin/workspaces/:id',
+  crud.update<Fields>({
     summary: 'Update a workspace',
-    resource,
-    action: 'update',
-    scope: 'workspaces.update',
-    level: 'workspace',
     workspaceDefault: 'all',
     body: {
       type: 'object',
@@ -310,13 +288,8 @@ export const workspaceRoutes = (guardrails: Guardrails): AnyAdminRoute[] => [
       return {};
     },
   }),
-  defineAdminRoute<{ force_delete?: boolean; name?: string }>({
-    method: 'DELETE',
-    path: '/v1/admin/workspaces/:id',
+  crud.delete<{ force_delete?: boolean; name?: string }>({
     summary: 'Delete (archive) a workspace',
-    resource,
-    action: 'delete',
-    scope: 'workspaces.delete',
     level: 'organisation',
     body: {
       type: 'object',

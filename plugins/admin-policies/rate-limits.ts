@@ -3,7 +3,7 @@
  * `status` — active when omitted — `type`, `unit`; paginated), get, update (PUT answers 200 `{}`),
  * delete (archives). Enforcement is the `rate-limit` plugin's.
  */
-import { AdminErrors, assertVisible, defineAdminRoute, listPage, nowIso, uuidv7, S, type AnyAdminRoute, type Records } from '../../core/index.js';
+import { AdminErrors, assertVisible, crudRoutes, listPage, nowIso, uuidv7, S, type AnyAdminRoute, type Records } from '../../core/index.js';
 
 type Policy = Records.RateLimitPolicy;
 
@@ -43,16 +43,11 @@ interface ListQuery {
 }
 
 const resource = 'rate_limits_policy';
+const crud = crudRoutes({ path: '/v1/policies/rate-limits', key: 'id', resource, scopes: 'policies', level: 'workspace' });
 
 export const rateLimitPolicyRoutes: AnyAdminRoute[] = [
-  defineAdminRoute<CreateBody>({
-    method: 'POST',
-    path: '/v1/policies/rate-limits',
+  crud.create<CreateBody>({
     summary: 'Create a rate limits policy',
-    resource,
-    action: 'create',
-    scope: 'policies.create',
-    level: 'workspace',
     body: {
       type: 'object',
       properties: {
@@ -89,14 +84,8 @@ export const rateLimitPolicyRoutes: AnyAdminRoute[] = [
       return { id: policy.id, object: 'policy_rate_limits' };
     },
   }),
-  defineAdminRoute<never, ListQuery>({
-    method: 'GET',
-    path: '/v1/policies/rate-limits',
+  crud.list<never, ListQuery>({
     summary: 'List rate limits policies',
-    resource,
-    action: 'list',
-    scope: 'policies.list',
-    level: 'workspace',
     workspaceDefault: 'all',
     query: {
       properties: {
@@ -116,14 +105,8 @@ export const rateLimitPolicyRoutes: AnyAdminRoute[] = [
       });
     },
   }),
-  defineAdminRoute<never, { status?: string }>({
-    method: 'GET',
-    path: '/v1/policies/rate-limits/:id',
+  crud.read<never, { status?: string }>({
     summary: 'Get a rate limits policy',
-    resource,
-    action: 'read',
-    scope: 'policies.read',
-    level: 'workspace',
     query: { properties: { status: { type: 'string', enum: ['active', 'archived'] } } },
     response: policySchema,
     handler({ params, query, principal, store }) {
@@ -132,14 +115,8 @@ export const rateLimitPolicyRoutes: AnyAdminRoute[] = [
       return view(policy);
     },
   }),
-  defineAdminRoute<{ name?: string; unit?: Policy['unit']; value?: number }>({
-    method: 'PUT',
-    path: '/v1/policies/rate-limits/:id',
+  crud.update<{ name?: string; unit?: Policy['unit']; value?: number }>({
     summary: 'Update a rate limits policy',
-    resource,
-    action: 'update',
-    scope: 'policies.update',
-    level: 'workspace',
     body: {
       type: 'object',
       properties: {
@@ -162,14 +139,8 @@ export const rateLimitPolicyRoutes: AnyAdminRoute[] = [
       return {};
     },
   }),
-  defineAdminRoute({
-    method: 'DELETE',
-    path: '/v1/policies/rate-limits/:id',
+  crud.delete({
     summary: 'Delete (archive) a rate limits policy',
-    resource,
-    action: 'delete',
-    scope: 'policies.delete',
-    level: 'workspace',
     response: S.empty,
     handler({ params, principal, store }) {
       assertVisible(principal, store.c.rateLimitPolicies.get(params.id!), 'Rate limits policy');

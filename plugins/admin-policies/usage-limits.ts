@@ -10,7 +10,7 @@
  * In distributed mode the spend that decides lives in Valkey (the records mirror it a flush
  * behind): reads take `current_usage` from Valkey and resets zero it there first.
  */
-import { AdminErrors, assertVisible, defineAdminRoute, listPage, nowIso, readBudgetUsage, resetBudgetUsage, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, assertVisible, crudRoutes, listPage, nowIso, readBudgetUsage, resetBudgetUsage, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
 
 type Policy = Records.UsageLimitPolicy;
 type Entity = Records.PolicyUsageEntity;
@@ -143,17 +143,12 @@ interface EntitiesQuery {
 }
 
 const resource = 'usage_limits_policy';
+const crud = crudRoutes({ path: '/v1/policies/usage-limits', key: 'id', resource, scopes: 'policies', level: 'workspace' });
 const notFound = 'Usage limits policy';
 
 export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
-  defineAdminRoute<CreateBody>({
-    method: 'POST',
-    path: '/v1/policies/usage-limits',
+  crud.create<CreateBody>({
     summary: 'Create a usage limits policy',
-    resource,
-    action: 'create',
-    scope: 'policies.create',
-    level: 'workspace',
     body: {
       type: 'object',
       properties: {
@@ -198,14 +193,8 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
       return { id: policy.id, object: 'policy_usage_limits' };
     },
   }),
-  defineAdminRoute<never, ListQuery>({
-    method: 'GET',
-    path: '/v1/policies/usage-limits',
+  crud.list<never, ListQuery>({
     summary: 'List usage limits policies',
-    resource,
-    action: 'list',
-    scope: 'policies.list',
-    level: 'workspace',
     workspaceDefault: 'all',
     query: {
       properties: {
@@ -224,14 +213,8 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
       });
     },
   }),
-  defineAdminRoute<never, { status?: Policy['status']; include_usage: boolean }>({
-    method: 'GET',
-    path: '/v1/policies/usage-limits/:id',
+  crud.read<never, { status?: Policy['status']; include_usage: boolean }>({
     summary: 'Get a usage limits policy',
-    resource,
-    action: 'read',
-    scope: 'policies.read',
-    level: 'workspace',
     query: {
       properties: {
         status: { type: 'string', enum: ['active', 'archived'] },
@@ -245,14 +228,8 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
       return query.include_usage ? { ...view(policy), value_key_usage_map: await usageMap(store, policy.id) } : view(policy);
     },
   }),
-  defineAdminRoute<UpdateBody>({
-    method: 'PUT',
-    path: '/v1/policies/usage-limits/:id',
+  crud.update<UpdateBody>({
     summary: 'Update a usage limits policy',
-    resource,
-    action: 'update',
-    scope: 'policies.update',
-    level: 'workspace',
     body: {
       type: 'object',
       properties: {
@@ -301,14 +278,8 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
       return {};
     },
   }),
-  defineAdminRoute({
-    method: 'DELETE',
-    path: '/v1/policies/usage-limits/:id',
+  crud.delete({
     summary: 'Delete (archive) a usage limits policy',
-    resource,
-    action: 'delete',
-    scope: 'policies.delete',
-    level: 'workspace',
     response: S.empty,
     handler({ params, principal, store }) {
       assertVisible(principal, store.c.usageLimitPolicies.get(params.id!), notFound);
@@ -317,14 +288,12 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
       return {};
     },
   }),
-  defineAdminRoute<never, EntitiesQuery>({
+  crud.member<never, EntitiesQuery>({
     method: 'GET',
-    path: '/v1/policies/usage-limits/:id/entities',
+    path: '/entities',
     summary: 'List the value keys a usage limits policy tracks, with their usage',
-    resource,
     action: 'list',
     scope: 'policies.read',
-    level: 'workspace',
     query: {
       properties: {
         status: { type: 'string', enum: ['active', 'exhausted'] },
@@ -348,14 +317,12 @@ export const usageLimitPolicyRoutes: AnyAdminRoute[] = [
       });
     },
   }),
-  defineAdminRoute({
+  crud.member({
     method: 'PUT',
-    path: '/v1/policies/usage-limits/:id/entities/:entityId/reset',
+    path: '/entities/:entityId/reset',
     summary: "Reset one value key's usage under a usage limits policy",
-    resource,
     action: 'reset',
     scope: 'policies.update',
-    level: 'workspace',
     response: S.empty,
     async handler({ params, principal, store }) {
       const policy = assertVisible(principal, store.c.usageLimitPolicies.get(params.id!), notFound);

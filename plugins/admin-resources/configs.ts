@@ -21,7 +21,7 @@
  * too (`config.input_guardrails[0]["default.wordCount"].max`, a saved guardrail that does not
  * exist in the workspace); without it they are checked by the routing schema only.
  */
-import { assertVisible, defineAdminRoute, listPage, nestsDeeper, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+import { assertVisible, crudRoutes, defineAdminRoute, nestsDeeper, nowIso, slugify, uuidv7, versionedRoutes, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
 import { checkConfigUpstreams, validateRoutingConfig, ValidationErrors, type CustomHostPolicy, type GatewayError, type GuardrailService } from '../../core/index.js';
 import { hasGuardrailLists, hiddenGuardrailHeaders, maskConfig, sealConfig, unsealConfig } from './config-secrets.js';
 import { deepFreeze } from './provider-fields.js';
@@ -202,25 +202,15 @@ interface UpdateBody {
   status?: ConfigRecord['status'];
 }
 
-interface ListQuery {
-  status: ConfigRecord['status'];
-  current_page: number;
-  page_size: number;
-}
-
-const pageQuery = { properties: { ...S.pagination } };
-
 /** The routes, checking configs against `rules`. */
 export function configRoutes(rules: ConfigRules): AnyAdminRoute[] {
-  return [
-    defineAdminRoute<CreateBody>({
-      method: 'POST',
-      path: '/v1/configs',
+  const crud = crudRoutes({ path: '/v1/configs', key: 'slug', resource, scopes: 'configs', level: 'workspace' });
+  const versioned = versionedRoutes(crud, {
+    noun: 'Config',
+    records: (store) => store.c.configs,
+    find: findConfig,
+    create: crud.create<CreateBody>({
       summary: 'Create a routing config',
-      resource,
-      action: 'create',
-      scope: 'configs.create',
-      level: 'workspace',
       body: {
         type: 'object',
         properties: {
@@ -263,82 +253,8 @@ export function configRoutes(rules: ConfigRules): AnyAdminRoute[] {
         return { id: config.id, slug: config.slug, version_id: config.version_id, object: 'config' };
       },
     }),
-    defineAdminRoute<ValidateBody>({
-      method: 'POST',
-      path: '/v1/configs/validate',
-      summary:
-        'Check a routing config without saving it, with the checks of a save: `{valid: true}`, or `{valid: false, errors: [{path, message, code}]}` (`path` as a save\'s 400 names it, e.g. `config.targets[1].weight`)',
-      resource,
-      action: 'validate',
-      // The scope of the save it rehearses; nothing is written, so nothing is audited (`readOnly`).
-      scope: 'configs.create',
-      level: 'workspace',
-      readOnly: true,
-      body: {
-        type: 'object',
-        // `workspace_id`: where saved guardrails named by the config are looked up, as for a create.
-        properties: { config: configBody, workspace_id: S.workspaceRef },
-        required: ['config'],
-        additionalProperties: false,
-      },
-      response: S.record(
-        {
-          valid: S.bool,
-          errors: {
-            type: 'array',
-            description: 'Only when `valid` is false: every problem found, in the order a save checks them (its 400 is the first).',
-            items: S.record({ path: S.str, message: S.str, code: S.str }),
-          },
-        },
-        ['valid'],
-      ),
-      handler({ body, workspace }) {
-        const errors = [...configProblems(body.config, rules, workspace!.id)].map(problemView);
-        return errors.length === 0 ? { valid: true } : { valid: false, errors };
-      },
-    }),
-    defineAdminRoute<never, ListQuery>({
-      method: 'GET',
-      path: '/v1/configs',
-      summary: 'List routing configs (active ones unless `status` says otherwise)',
-      resource,
-      action: 'list',
-      scope: 'configs.list',
-      level: 'workspace',
-      workspaceDefault: 'all',
-      query: {
-        properties: {
-          workspace_id: S.workspaceRef,
-          status: { type: 'string', enum: ['active', 'archived'], default: 'active' },
-          ...S.pagination,
-        },
-      },
-      response: S.listOf(configItem),
-      handler({ query, workspace, store }) {
-        return listPage(store.c.configs, query, { workspace, filter: (c) => c.status === query.status, view: item });
-      },
-    }),
-    defineAdminRoute({
-      method: 'GET',
-      path: '/v1/configs/:slug',
-      summary: 'Get a routing config (provider keys masked)',
-      resource,
-      action: 'read',
-      scope: 'configs.read',
-      level: 'workspace',
-      response: configDetail,
-      handler({ params, principal, store }) {
-        return detail(store, assertVisible(principal, findConfig(store, params.slug!), 'Config'));
-      },
-    }),
-    defineAdminRoute<UpdateBody>({
-      method: 'PUT',
-      path: '/v1/configs/:slug',
+    update: crud.update<UpdateBody>({
       summary: 'Update a routing config (creates a new version)',
-      resource,
-      action: 'update',
-      scope: 'configs.update',
-      level: 'workspace',
       body: {
         type: 'object',
         properties: { name: S.name255, config: configBody, status: { type: 'string', enum: ['active', 'archived'] } },
@@ -372,36 +288,53 @@ export function configRoutes(rules: ConfigRules): AnyAdminRoute[] {
         return { version_id: updated.version_id };
       },
     }),
-    defineAdminRoute({
-      method: 'DELETE',
-      path: '/v1/configs/:slug',
-      summary: 'Delete (archive) a routing config',
-      resource,
-      action: 'delete',
-      scope: 'configs.delete',
-      level: 'workspace',
-      response: S.empty,
-      handler({ params, principal, store }) {
-        const current = assertVisible(principal, findConfig(store, params.slug!), 'Config');
-        // Archiving keeps the versions (and what requests ran with) for the audit trail; the router
-        // no longer resolves it.
-        store.c.configs.update(current.id, (c) => ({ ...c, status: 'archived', is_default: 0, updated_by: principal.user_id, last_updated_at: nowIso() }));
-        return {};
-      },
-    }),
-    defineAdminRoute<never, { current_page: number; page_size: number }>({
-      method: 'GET',
-      path: '/v1/configs/:slug/versions',
+    list: { summary: 'List routing configs (active ones unless `status` says otherwise)', item: configItem, view: item },
+    read: { summary: 'Get a routing config (provider keys masked)', response: configDetail, view: detail },
+    // An archived config is no longer the default: the router stops resolving it.
+    delete: { summary: 'Delete (archive) a routing config', archived: { is_default: 0 } },
+    versions: {
       summary: 'List the versions of a routing config, newest first',
+      records: (store) => store.c.configVersions,
+      index: 'config',
+      item: versionItem,
+      view: (store, _config, v) => versionView(store, v),
+    },
+  });
+  // `/v1/configs/validate` is an exact path: no config slug shadows it (see the header).
+  return [
+    ...versioned,
+    defineAdminRoute<ValidateBody>({
+      method: 'POST',
+      path: '/v1/configs/validate',
+      summary:
+        'Check a routing config without saving it, with the checks of a save: `{valid: true}`, or `{valid: false, errors: [{path, message, code}]}` (`path` as a save\'s 400 names it, e.g. `config.targets[1].weight`)',
       resource,
-      action: 'list',
-      scope: 'configs.read',
+      action: 'validate',
+      // The scope of the save it rehearses; nothing is written, so nothing is audited (`readOnly`).
+      scope: 'configs.create',
       level: 'workspace',
-      query: pageQuery,
-      response: S.listOf(versionItem),
-      handler({ params, query, principal, store }) {
-        const config = assertVisible(principal, findConfig(store, params.slug!), 'Config');
-        return listPage(store.c.configVersions, query, { index: 'config', value: config.id, view: (v) => versionView(store, v) });
+      readOnly: true,
+      body: {
+        type: 'object',
+        // `workspace_id`: where saved guardrails named by the config are looked up, as for a create.
+        properties: { config: configBody, workspace_id: S.workspaceRef },
+        required: ['config'],
+        additionalProperties: false,
+      },
+      response: S.record(
+        {
+          valid: S.bool,
+          errors: {
+            type: 'array',
+            description: 'Only when `valid` is false: every problem found, in the order a save checks them (its 400 is the first).',
+            items: S.record({ path: S.str, message: S.str, code: S.str }),
+          },
+        },
+        ['valid'],
+      ),
+      handler({ body, workspace }) {
+        const errors = [...configProblems(body.config, rules, workspace!.id)].map(problemView);
+        return errors.length === 0 ? { valid: true } : { valid: false, errors };
       },
     }),
   ];

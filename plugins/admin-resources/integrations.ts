@@ -15,7 +15,7 @@
  * Secrets (`key`, secret configuration fields, custom headers) are sealed; reads show
  * `masked_key` and `masked_<field>`.
  */
-import { assertVisible, authorize, defineAdminRoute, listPage, maskSecret, nowIso, slugify, uuidv7, AdminErrors, S, type AnyAdminRoute, type Principal, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, assertVisible, authorize, crudRoutes, listPage, maskSecret, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Principal, type Records, type Store } from '../../core/index.js';
 import type { CustomHostPolicy } from '../../core/index.js';
 import {
   assertCustomHost,
@@ -35,6 +35,7 @@ type Integration = Records.IntegrationRecord;
 type Action = 'create' | 'read' | 'update' | 'delete' | 'list';
 
 const resource = 'integration';
+const crud = crudRoutes({ path: '/v1/integrations', key: 'slug', resource, scopes: null, level: 'workspace' });
 
 const itemFields = {
   id: S.str,
@@ -154,14 +155,8 @@ const description: S.JsonSchema = S.nullable({ type: 'string', maxLength: 1024 }
 /** The routes; the custom host policy is the YAML's `security.custom_hosts`. */
 export function integrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
   return [
-    defineAdminRoute<CreateBody>({
-      method: 'POST',
-      path: '/v1/integrations',
+    crud.create<CreateBody>({
       summary: 'Create an integration (organisation-wide without workspace_id: organisation key and organisation_integrations.create; else workspace_integrations.create)',
-      resource,
-      action: 'create',
-      scope: null,
-      level: 'workspace',
       body: {
         type: 'object',
         properties: {
@@ -207,14 +202,8 @@ export function integrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
         return { id: integration.id, slug: integration.slug };
       },
     }),
-    defineAdminRoute<never, ListQuery>({
-      method: 'GET',
-      path: '/v1/integrations',
+    crud.list<never, ListQuery>({
       summary: 'List integrations (organisation-wide ones need organisation_integrations.list, workspace ones workspace_integrations.list)',
-      resource,
-      action: 'list',
-      scope: null,
-      level: 'workspace',
       workspaceDefault: 'all',
       query: {
         properties: {
@@ -240,27 +229,15 @@ export function integrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
         });
       },
     }),
-    defineAdminRoute({
-      method: 'GET',
-      path: '/v1/integrations/:slug',
+    crud.read({
       summary: 'Get an integration (key and secret configurations masked)',
-      resource,
-      action: 'read',
-      scope: null,
-      level: 'workspace',
       response: integrationDetail,
       handler({ params, principal, store }) {
         return detail(store, visibleIntegration(principal, store, params.slug!, 'read'));
       },
     }),
-    defineAdminRoute<UpdateBody>({
-      method: 'PUT',
-      path: '/v1/integrations/:slug',
+    crud.update<UpdateBody>({
       summary: 'Update an integration (configurations merge; null removes a field)',
-      resource,
-      action: 'update',
-      scope: null,
-      level: 'workspace',
       body: {
         type: 'object',
         properties: { name: S.name255, key: secretKey, description, configurations: configurationsSchema(nullableProviderFields, true) },
@@ -289,14 +266,8 @@ export function integrationRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
         return {};
       },
     }),
-    defineAdminRoute({
-      method: 'DELETE',
-      path: '/v1/integrations/:slug',
+    crud.delete({
       summary: 'Delete (archive) an integration; its providers stop resolving',
-      resource,
-      action: 'delete',
-      scope: null,
-      level: 'workspace',
       response: S.empty,
       handler({ params, principal, store }) {
         const current = visibleIntegration(principal, store, params.slug!, 'delete');

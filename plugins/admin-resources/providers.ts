@@ -6,7 +6,7 @@
  * For the routing plugin: {@link resolveProvider}`(store, slug, workspaceId)` gives the
  * integration's credentials, unsealed, in the same shape as `resolveVirtualKey`.
  */
-import { AdminErrors, assertVisible, defineAdminRoute, listPage, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, assertVisible, crudRoutes, listPage, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
 import { deepFreeze, effectiveStatus, unsealJson, type ResolvedCredentials } from './provider-fields.js';
 import { findIntegration } from './integrations.js';
 import { assertFuture, normaliseRateLimits, rateLimitsInput } from './limits.js';
@@ -17,6 +17,7 @@ type Provider = Records.ProviderRecord;
 type Integration = Records.IntegrationRecord;
 
 const resource = 'provider';
+const crud = crudRoutes({ path: '/v1/providers', key: 'slug', resource, scopes: 'providers', level: 'workspace' });
 
 const providerSchema = S.record({
   id: S.str,
@@ -88,14 +89,8 @@ interface UpdateBody {
 }
 
 export const providerRoutes: AnyAdminRoute[] = [
-  defineAdminRoute<CreateBody>({
-    method: 'POST',
-    path: '/v1/providers',
+  crud.create<CreateBody>({
     summary: 'Create a provider (a workspace instance of an integration)',
-    resource,
-    action: 'create',
-    scope: 'providers.create',
-    level: 'workspace',
     body: {
       type: 'object',
       properties: {
@@ -118,7 +113,7 @@ export const providerRoutes: AnyAdminRoute[] = [
       if (!usableBy(integration, workspace!.id)) throw AdminErrors.notFound('Integration does not exist or is not available to this workspace.', 'integration_id');
       assertFuture(body.expires_at, 'expires_at');
       const slug = body.slug ?? slugify(body.name);
-      assertSlugFree(store.c.virtualKeys.getBy('slug', slug), slug);
+      assertSlugFree(store.c.virtualKeys.getBy('slug', slug));
       const now = nowIso();
       const provider: Provider = {
         id: uuidv7(),
@@ -139,14 +134,8 @@ export const providerRoutes: AnyAdminRoute[] = [
       return { id: provider.id, slug: provider.slug, object: 'provider' };
     },
   }),
-  defineAdminRoute<never, { current_page: number; page_size: number }>({
-    method: 'GET',
-    path: '/v1/providers',
+  crud.list<never, { current_page: number; page_size: number }>({
     summary: 'List providers',
-    resource,
-    action: 'list',
-    scope: 'providers.list',
-    level: 'workspace',
     workspaceDefault: 'all',
     query: { properties: { workspace_id: S.workspaceRef, ...S.pagination } },
     response: S.listOf(providerSchema),
@@ -154,27 +143,15 @@ export const providerRoutes: AnyAdminRoute[] = [
       return listPage(store.c.providers, query, { workspace, view: (p) => view(store, p) });
     },
   }),
-  defineAdminRoute({
-    method: 'GET',
-    path: '/v1/providers/:slug',
+  crud.read({
     summary: 'Get a provider',
-    resource,
-    action: 'read',
-    scope: 'providers.read',
-    level: 'workspace',
     response: providerSchema,
     handler({ params, principal, store }) {
       return view(store, assertVisible(principal, findProvider(store, params.slug!), 'Provider'));
     },
   }),
-  defineAdminRoute<UpdateBody>({
-    method: 'PUT',
-    path: '/v1/providers/:slug',
+  crud.update<UpdateBody>({
     summary: 'Update a provider',
-    resource,
-    action: 'update',
-    scope: 'providers.update',
-    level: 'workspace',
     body: {
       type: 'object',
       properties: {
@@ -208,14 +185,8 @@ export const providerRoutes: AnyAdminRoute[] = [
       return {};
     },
   }),
-  defineAdminRoute({
-    method: 'DELETE',
-    path: '/v1/providers/:slug',
+  crud.delete({
     summary: 'Delete a provider (its integration stays)',
-    resource,
-    action: 'delete',
-    scope: 'providers.delete',
-    level: 'workspace',
     response: S.empty,
     handler({ params, principal, store }) {
       const current = assertVisible(principal, findProvider(store, params.slug!), 'Provider');

@@ -5,6 +5,6 @@
  */
 import { AdminErrors } from '../../core/index.js';
 
-export function assertSlugFree(other: { slug: string } | undefined, slug: string): void {
+export function assertSlugFree(other: { slug: string } | undefined): void {
   if (other !== undefined) throw AdminErrors.conflict('The slug is already taken by a provider or virtual key.', 'slug');
 }

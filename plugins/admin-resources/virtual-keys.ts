@@ -13,7 +13,7 @@
  * For the routing plugin: {@link resolveVirtualKey}`(store, slug, workspaceId)` gives the
  * credential with its secrets unsealed.
  */
-import { AdminErrors, assertVisible, defineAdminRoute, listPage, maskSecret, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+import { AdminErrors, assertVisible, crudRoutes, listPage, maskSecret, nowIso, slugify, uuidv7, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
 import type { CustomHostPolicy } from '../../core/index.js';
 import {
   assertCustomHost,
@@ -39,6 +39,7 @@ import { resetSharedUsage } from './usage-reset.js';
 type VirtualKey = Records.VirtualKeyRecord;
 
 const resource = 'virtual_key';
+const crud = crudRoutes({ path: '/v1/virtual-keys', key: 'slug', resource, scopes: 'virtual_keys', level: 'workspace' });
 
 const virtualKeySchema = S.record({
   id: S.str,
@@ -122,14 +123,8 @@ interface ListQuery {
 /** The routes; the custom host policy is the YAML's `security.custom_hosts`. */
 export function virtualKeyRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
   return [
-    defineAdminRoute<CreateBody>({
-      method: 'POST',
-      path: '/v1/virtual-keys',
+    crud.create<CreateBody>({
       summary: 'Create a virtual key',
-      resource,
-      action: 'create',
-      scope: 'virtual_keys.create',
-      level: 'workspace',
       body: {
         type: 'object',
         properties: {
@@ -158,7 +153,7 @@ export function virtualKeyRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
         assertFuture(body.expires_at, 'expires_at');
         const slug = body.slug ?? slugify(body.name);
         // `@slug/model` names a provider or a virtual key: one slug must not mean both.
-        assertSlugFree(store.c.providers.getBy('slug', slug), slug);
+        assertSlugFree(store.c.providers.getBy('slug', slug));
         const { plain, secret } = splitSecrets(pickProviderFields(body, body.model_config));
         const now = nowIso();
         const vk: VirtualKey = {
@@ -186,14 +181,8 @@ export function virtualKeyRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
         return { id: vk.id, slug: vk.slug, object: 'virtual-key' };
       },
     }),
-    defineAdminRoute<never, ListQuery>({
-      method: 'GET',
-      path: '/v1/virtual-keys',
+    crud.list<never, ListQuery>({
       summary: 'List virtual keys',
-      resource,
-      action: 'list',
-      scope: 'virtual_keys.list',
-      level: 'workspace',
       workspaceDefault: 'all',
       query: { properties: { workspace_id: S.workspaceRef, ...S.pagination } },
       response: S.listOf(virtualKeySchema),
@@ -201,27 +190,15 @@ export function virtualKeyRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
         return listPage(store.c.virtualKeys, query, { workspace, view: (vk) => view(store, vk) });
       },
     }),
-    defineAdminRoute({
-      method: 'GET',
-      path: '/v1/virtual-keys/:slug',
+    crud.read({
       summary: 'Get a virtual key (key masked, custom header names only)',
-      resource,
-      action: 'read',
-      scope: 'virtual_keys.read',
-      level: 'workspace',
       response: virtualKeySchema,
       handler({ params, principal, store }) {
         return view(store, assertVisible(principal, findVirtualKey(store, params.slug!), 'Virtual key'));
       },
     }),
-    defineAdminRoute<UpdateBody>({
-      method: 'PUT',
-      path: '/v1/virtual-keys/:slug',
+    crud.update<UpdateBody>({
       summary: 'Update a virtual key',
-      resource,
-      action: 'update',
-      scope: 'virtual_keys.update',
-      level: 'workspace',
       body: {
         type: 'object',
         properties: {
@@ -274,14 +251,8 @@ export function virtualKeyRoutes(policy: CustomHostPolicy): AnyAdminRoute[] {
         return {};
       },
     }),
-    defineAdminRoute({
-      method: 'DELETE',
-      path: '/v1/virtual-keys/:slug',
+    crud.delete({
       summary: 'Delete a virtual key',
-      resource,
-      action: 'delete',
-      scope: 'virtual_keys.delete',
-      level: 'workspace',
       response: S.empty,
       handler({ params, principal, store }) {
         const current = assertVisible(principal, findVirtualKey(store, params.slug!), 'Virtual key');

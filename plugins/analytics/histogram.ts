@@ -22,9 +22,6 @@ export function binOf(ms: number): number {
   return i >= BIN_COUNT ? BIN_COUNT - 1 : i;
 }
 
-/** The lower edge of a bin (ms). */
-export const binStart = (bin: number): number => MIN_MS * 10 ** (bin / BINS_PER_DECADE);
-
 /** What a percentile in this bin is reported as: the bin's geometric midpoint (ms). */
 export const binMidpoint = (bin: number): number => MIN_MS * 10 ** ((bin + 0.5) / BINS_PER_DECADE);
 

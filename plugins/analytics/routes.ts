@@ -28,7 +28,8 @@ export interface RouteDeps {
 type Params = CommonParams & Partial<Page>;
 
 const base = { method: 'GET', resource: 'analytics', action: 'read', scope: 'analytics.view', level: 'workspace', workspaceDefault: 'all' } as const;
-const query = (extra: Record<string, S.JsonSchema> = {}): S.JsonSchema => ({ properties: { ...commonParams, ...extra }, required: REQUIRED_PARAMS });
+// Open (`additionalProperties`): filters rollups cannot apply get `unsupported_filter` (params.ts), not the admin API's unknown-name 400.
+const query = (extra: Record<string, S.JsonSchema> = {}): S.JsonSchema => ({ properties: { ...commonParams, ...extra }, required: REQUIRED_PARAMS, additionalProperties: true });
 
 function graphResponse(summary: Record<string, S.JsonSchema>, point: Record<string, S.JsonSchema>): S.JsonSchema {
   return S.record({

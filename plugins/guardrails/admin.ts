@@ -14,12 +14,12 @@
  */
 import {
   assertVisible,
-  defineAdminRoute,
-  listPage,
+  crudRoutes,
   nestsDeeper,
   nowIso,
   slugify,
   uuidv7,
+  versionedRoutes,
   S,
   ValidationErrors,
   type AnyAdminRoute,
@@ -160,25 +160,15 @@ interface UpdateBody {
   status?: GuardrailRecord['status'];
 }
 
-interface ListQuery {
-  status: GuardrailRecord['status'];
-  current_page: number;
-  page_size: number;
-}
-
-const pageQuery = { properties: { ...S.pagination } };
-
 /** The routes; `service` validates the checks against the registered checks. */
 export function guardrailRoutes(service: GuardrailService): AnyAdminRoute[] {
-  return [
-    defineAdminRoute<CreateBody>({
-      method: 'POST',
-      path: '/v1/guardrails',
+  const crud = crudRoutes({ path: '/v1/guardrails', key: 'slug', resource, scopes: 'guardrails', level: 'workspace' });
+  return versionedRoutes(crud, {
+    noun: 'Guardrail',
+    records: (store) => store.c.guardrails,
+    find: findGuardrail,
+    create: crud.create<CreateBody>({
       summary: 'Create a saved guardrail',
-      resource,
-      action: 'create',
-      scope: 'guardrails.create',
-      level: 'workspace',
       body: {
         type: 'object',
         properties: { name: S.name255, checks: checksBody, workspace_id: S.workspaceRef, slug: S.slug },
@@ -213,48 +203,8 @@ export function guardrailRoutes(service: GuardrailService): AnyAdminRoute[] {
         return { id: guardrail.id, slug: guardrail.slug, version_id: guardrail.version_id, object: 'guardrail' };
       },
     }),
-    defineAdminRoute<never, ListQuery>({
-      method: 'GET',
-      path: '/v1/guardrails',
-      summary: 'List saved guardrails (active ones unless `status` says otherwise)',
-      resource,
-      action: 'list',
-      scope: 'guardrails.list',
-      level: 'workspace',
-      workspaceDefault: 'all',
-      query: {
-        properties: {
-          workspace_id: S.workspaceRef,
-          status: { type: 'string', enum: ['active', 'archived'], default: 'active' },
-          ...S.pagination,
-        },
-      },
-      response: S.listOf(guardrailItem),
-      handler({ query, workspace, store }) {
-        return listPage(store.c.guardrails, query, { workspace, filter: (g) => g.status === query.status, view: item });
-      },
-    }),
-    defineAdminRoute({
-      method: 'GET',
-      path: '/v1/guardrails/:slug',
-      summary: 'Get a saved guardrail with its checks (header values masked)',
-      resource,
-      action: 'read',
-      scope: 'guardrails.read',
-      level: 'workspace',
-      response: guardrailDetail,
-      handler({ params, principal, store }) {
-        return detail(store, assertVisible(principal, findGuardrail(store, params.slug!), 'Guardrail'));
-      },
-    }),
-    defineAdminRoute<UpdateBody>({
-      method: 'PUT',
-      path: '/v1/guardrails/:slug',
+    update: crud.update<UpdateBody>({
       summary: 'Update a saved guardrail (creates a new version)',
-      resource,
-      action: 'update',
-      scope: 'guardrails.update',
-      level: 'workspace',
       body: {
         type: 'object',
         properties: { name: S.name255, checks: checksBody, status: { type: 'string', enum: ['active', 'archived'] } },
@@ -288,39 +238,19 @@ export function guardrailRoutes(service: GuardrailService): AnyAdminRoute[] {
         return { version_id: updated.version_id };
       },
     }),
-    defineAdminRoute({
-      method: 'DELETE',
-      path: '/v1/guardrails/:slug',
-      summary: 'Delete (archive) a saved guardrail',
-      resource,
-      action: 'delete',
-      scope: 'guardrails.delete',
-      level: 'workspace',
-      response: S.empty,
-      handler({ params, principal, store }) {
-        const current = assertVisible(principal, findGuardrail(store, params.slug!), 'Guardrail');
-        // Archiving keeps the versions for the audit trail; configs, keys and workspaces that still
-        // name it no longer resolve it (a 400 `unknown_guardrail` when they are next saved).
-        store.c.guardrails.update(current.id, (g) => ({ ...g, status: 'archived', updated_by: principal.user_id, last_updated_at: nowIso() }));
-        return {};
-      },
-    }),
-    defineAdminRoute<never, { current_page: number; page_size: number }>({
-      method: 'GET',
-      path: '/v1/guardrails/:slug/versions',
+    list: { summary: 'List saved guardrails (active ones unless `status` says otherwise)', item: guardrailItem, view: item },
+    read: { summary: 'Get a saved guardrail with its checks (header values masked)', response: guardrailDetail, view: detail },
+    // Configs, keys and workspaces that still name an archived guardrail no longer resolve it (a
+    // 400 `unknown_guardrail` when they are next saved).
+    delete: { summary: 'Delete (archive) a saved guardrail' },
+    versions: {
       summary: 'List the versions of a saved guardrail, newest first',
-      resource,
-      action: 'list',
-      scope: 'guardrails.read',
-      level: 'workspace',
-      query: pageQuery,
-      response: S.listOf(versionItem),
-      handler({ params, query, principal, store }) {
-        const guardrail = assertVisible(principal, findGuardrail(store, params.slug!), 'Guardrail');
-        return listPage(store.c.guardrailVersions, query, { index: 'guardrail', value: guardrail.id, view: (v) => versionView(store, v) });
-      },
-    }),
-  ];
+      records: (store) => store.c.guardrailVersions,
+      index: 'guardrail',
+      item: versionItem,
+      view: (store, _guardrail, v) => versionView(store, v),
+    },
+  });
 }
 
 function versionOf(g: GuardrailRecord, userId: string | null, now: string): GuardrailVersion {

@@ -97,7 +97,7 @@ export function compileRedactions(patterns: ReadonlyArray<string>): RegExp[] {
     try {
       return new RegExp(p, 'g');
     } catch (err) {
-      throw new Error(`bodies.redact[${i}] is not a valid regular expression: ${(err as Error).message}`);
+      throw new Error(`bodies.redact[${i}] is not a valid regular expression: ${(err as Error).message}`, { cause: err });
     }
   });
 }

@@ -4,7 +4,8 @@
  *   server       active, in the caller's workspace, on an active integration
  *   capability   not disabled on the integration, nor on the server (operators, PUT …/capabilities)
  *   allow-lists  the workspace's `defaults.mcp_tools`, then the key's: each, when present, must
- *                match `server/name` (`*` matches any run of characters: `github/*`, `*​/read_*`)
+ *                match `server/name` (`*` matches any run of characters: `github/*`, or every server's
+ *                `read_*` tools with a `*` server part)
  *
  * Disabled capabilities are absent from lists and refused on use; so are those outside an
  * allow-list. Allow-lists name tools and prompts; resources follow their server's entry `server/*`.

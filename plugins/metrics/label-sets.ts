@@ -27,9 +27,8 @@ export class LabelSets {
    *   tokens.inc(sets.admit({ type: 'prompt', provider, model }, ['provider', 'model']), n);
    */
   admit<L extends Record<string, string>>(labels: L, free: ReadonlyArray<keyof L>): L {
-    for (const k of Object.keys(labels) as Array<keyof L>) {
-      const v = labels[k];
-      if (v.length > MAX_VALUE) labels[k] = v.slice(0, MAX_VALUE) as L[keyof L];
+    for (const [k, v] of Object.entries(labels)) {
+      if (v.length > MAX_VALUE) labels[k as keyof L] = v.slice(0, MAX_VALUE) as L[keyof L];
     }
     const key = Object.values(labels).join('\u0000');
     if (this.#seen.has(key)) return labels;

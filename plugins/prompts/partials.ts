@@ -8,7 +8,7 @@
  *
  * The scopes are the prompts' (`prompts.create`, …): partials are part of prompts.
  */
-import { AdminErrors, assertVisible, defineAdminRoute, listPage, nowIso, slugify, uuidv7, S, type AnyAdminRoute } from '../../core/index.js';
+import { AdminErrors, assertVisible, crudRoutes, nowIso, slugify, uuidv7, versionedRoutes, S, type AnyAdminRoute } from '../../core/index.js';
 import { analyseTemplates, findPartial, partialLookup, type PartialRecord, type PartialVersion } from './store.js';
 import { MAX_TEMPLATE_LENGTH } from './routes.js';
 
@@ -91,15 +91,13 @@ interface UpdateBody {
 }
 
 export function partialRoutes(): AnyAdminRoute[] {
-  return [
-    defineAdminRoute<CreateBody>({
-      method: 'POST',
-      path: '/v1/prompts/partials',
+  const crud = crudRoutes({ path: '/v1/prompts/partials', key: 'slug', resource, scopes: 'prompts', level: 'workspace' });
+  return versionedRoutes(crud, {
+    noun: 'Partial',
+    records: (store) => store.c.promptPartials,
+    find: findPartial,
+    create: crud.create<CreateBody>({
       summary: 'Create a prompt partial (a template fragment included by slug: `{{> slug}}`)',
-      resource,
-      action: 'create',
-      scope: 'prompts.create',
-      level: 'workspace',
       body: {
         type: 'object',
         properties: { name: S.name255, slug: S.slug, content: contentBody, workspace_id: S.workspaceRef, version_description: { type: 'string', maxLength: 1024 } },
@@ -133,49 +131,8 @@ export function partialRoutes(): AnyAdminRoute[] {
         return { id: partial.id, slug: partial.slug, version_id: partial.version_id, version: 1, object: 'prompt_partial' };
       },
     }),
-    defineAdminRoute<never, { status: PartialRecord['status']; current_page: number; page_size: number }>({
-      method: 'GET',
-      path: '/v1/prompts/partials',
-      summary: 'List prompt partials (active ones unless `status` says otherwise)',
-      resource,
-      action: 'list',
-      scope: 'prompts.list',
-      level: 'workspace',
-      workspaceDefault: 'all',
-      query: {
-        properties: {
-          workspace_id: S.workspaceRef,
-          status: { type: 'string', enum: ['active', 'archived'], default: 'active' },
-          ...S.pagination,
-        },
-      },
-      response: S.listOf(partialItem),
-      handler({ query, workspace, store }) {
-        return listPage(store.c.promptPartials, query, { workspace, filter: (p) => p.status === query.status, view: item });
-      },
-    }),
-    defineAdminRoute({
-      method: 'GET',
-      path: '/v1/prompts/partials/:slug',
-      summary: 'Get a prompt partial (its latest version)',
-      resource,
-      action: 'read',
-      scope: 'prompts.read',
-      level: 'workspace',
-      response: partialDetail,
-      handler({ params, principal, store }) {
-        const partial = assertVisible(principal, findPartial(store, params.slug!), 'Partial');
-        return { ...item(partial), content: partial.content };
-      },
-    }),
-    defineAdminRoute<UpdateBody>({
-      method: 'PUT',
-      path: '/v1/prompts/partials/:slug',
+    update: crud.update<UpdateBody>({
       summary: 'Update a prompt partial: a new version, which every render uses from now on',
-      resource,
-      action: 'update',
-      scope: 'prompts.update',
-      level: 'workspace',
       body: {
         type: 'object',
         properties: { name: S.name255, content: contentBody, version_description: { type: 'string', maxLength: 1024 } },
@@ -205,39 +162,25 @@ export function partialRoutes(): AnyAdminRoute[] {
         return { id: next.id, slug: next.slug, version_id: next.version_id, version: next.version, object: 'prompt_partial' };
       },
     }),
-    defineAdminRoute({
-      method: 'DELETE',
-      path: '/v1/prompts/partials/:slug',
-      summary: 'Delete (archive) a prompt partial: prompts that include it no longer render',
-      resource,
-      action: 'delete',
-      scope: 'prompts.delete',
-      level: 'workspace',
-      response: S.empty,
-      handler({ params, principal, store }) {
-        const current = assertVisible(principal, findPartial(store, params.slug!), 'Partial');
-        store.c.promptPartials.update(current.id, (p) => ({ ...p, status: 'archived', updated_by: principal.user_id, last_updated_at: nowIso() }));
-        return {};
-      },
-    }),
-    defineAdminRoute<never, { current_page: number; page_size: number }>({
-      method: 'GET',
-      path: '/v1/prompts/partials/:slug/versions',
+    list: { summary: 'List prompt partials (active ones unless `status` says otherwise)', item: partialItem, view: item },
+    read: { summary: 'Get a prompt partial (its latest version)', response: partialDetail, view: (_store, p) => ({ ...item(p), content: p.content }) },
+    delete: { summary: 'Delete (archive) a prompt partial: prompts that include it no longer render' },
+    versions: {
       summary: 'List the versions of a prompt partial, newest first',
-      resource,
-      action: 'list',
-      scope: 'prompts.read',
-      level: 'workspace',
-      query: { properties: { ...S.pagination } },
-      response: S.listOf(versionItem),
-      handler({ params, query, principal, store }) {
-        const partial = assertVisible(principal, findPartial(store, params.slug!), 'Partial');
-        return listPage(store.c.promptPartialVersions, query, {
-          index: 'partial',
-          value: partial.id,
-          view: (v) => ({ id: partial.id, version_id: v.id, version: v.version, name: v.name, content: v.content, description: v.description, created_by: v.created_by, created_at: v.created_at, object: 'prompt_partial' }),
-        });
-      },
-    }),
-  ];
+      records: (store) => store.c.promptPartialVersions,
+      index: 'partial',
+      item: versionItem,
+      view: (_store, partial, v) => ({
+        id: partial.id,
+        version_id: v.id,
+        version: v.version,
+        name: v.name,
+        content: v.content,
+        description: v.description,
+        created_by: v.created_by,
+        created_at: v.created_at,
+        object: 'prompt_partial',
+      }),
+    },
+  });
 }

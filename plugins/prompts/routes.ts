@@ -20,11 +20,11 @@ import { createTwoFilesPatch, diffLines } from 'diff';
 import {
   AdminErrors,
   assertVisible,
-  defineAdminRoute,
-  listPage,
+  crudRoutes,
   nowIso,
   slugify,
   uuidv7,
+  versionedRoutes,
   S,
   type AnyAdminRoute,
   type Store,
@@ -338,15 +338,13 @@ const RENDER_FIELDS = new Set(['variables', 'version', 'label']);
 const NOT_OVERRIDES = ['messages', 'prompt', 'input'];
 
 export function promptRoutes(): AnyAdminRoute[] {
-  return [
-    defineAdminRoute<CreateBody>({
-      method: 'POST',
-      path: '/v1/prompts',
+  const crud = crudRoutes({ path: '/v1/prompts', key: 'slug', resource, scopes: 'prompts', level: 'workspace' });
+  const versioned = versionedRoutes(crud, {
+    noun: 'Prompt',
+    records: (store) => store.c.prompts,
+    find: findPrompt,
+    create: crud.create<CreateBody>({
       summary: 'Create a prompt template (version 1, the default)',
-      resource,
-      action: 'create',
-      scope: 'prompts.create',
-      level: 'workspace',
       body: {
         type: 'object',
         properties: { name: S.name255, slug: S.slug, workspace_id: S.workspaceRef, ...contentProperties },
@@ -391,50 +389,8 @@ export function promptRoutes(): AnyAdminRoute[] {
         return { id: prompt.id, slug: prompt.slug, version_id: version.id, version: 1, object: 'prompt' };
       },
     }),
-    defineAdminRoute<never, { status: PromptRecord['status']; current_page: number; page_size: number }>({
-      method: 'GET',
-      path: '/v1/prompts',
-      summary: 'List prompt templates (active ones unless `status` says otherwise)',
-      resource,
-      action: 'list',
-      scope: 'prompts.list',
-      level: 'workspace',
-      workspaceDefault: 'all',
-      query: {
-        properties: {
-          workspace_id: S.workspaceRef,
-          status: { type: 'string', enum: ['active', 'archived'], default: 'active' },
-          ...S.pagination,
-        },
-      },
-      response: S.listOf(promptItem),
-      handler({ query, workspace, store }) {
-        return listPage(store.c.prompts, query, { workspace, filter: (p) => p.status === query.status, view: item });
-      },
-    }),
-    defineAdminRoute({
-      method: 'GET',
-      path: '/v1/prompts/:slug',
-      summary: 'Get a prompt template: its default version\'s content, the variables it needs, its labels',
-      resource,
-      action: 'read',
-      scope: 'prompts.read',
-      level: 'workspace',
-      response: promptDetail,
-      handler({ params, principal, store }) {
-        const prompt = visiblePrompt(principal, store, params.slug!);
-        const version = store.c.promptVersions.get(prompt.version_id)!;
-        return { ...item(prompt), ...content(version), version_description: version.description };
-      },
-    }),
-    defineAdminRoute<UpdateBody>({
-      method: 'PUT',
-      path: '/v1/prompts/:slug',
+    update: crud.update<UpdateBody>({
       summary: 'Update a prompt template: a new immutable version, built on the latest one (the default moves only on publish)',
-      resource,
-      action: 'update',
-      scope: 'prompts.update',
-      level: 'workspace',
       body: {
         type: 'object',
         properties: { name: S.name255, ...contentProperties },
@@ -474,44 +430,31 @@ export function promptRoutes(): AnyAdminRoute[] {
         return { id: saved.next.id, slug: saved.next.slug, version_id: saved.version.id, version: saved.version.version, object: 'prompt' };
       },
     }),
-    defineAdminRoute({
-      method: 'DELETE',
-      path: '/v1/prompts/:slug',
-      summary: 'Delete (archive) a prompt template; its versions stay for the audit trail',
-      resource,
-      action: 'delete',
-      scope: 'prompts.delete',
-      level: 'workspace',
-      response: S.empty,
-      handler({ params, principal, store }) {
-        const current = visiblePrompt(principal, store, params.slug!);
-        store.c.prompts.update(current.id, (p) => ({ ...p, status: 'archived', updated_by: principal.user_id, last_updated_at: nowIso() }));
-        return {};
+    list: { summary: 'List prompt templates (active ones unless `status` says otherwise)', item: promptItem, view: item },
+    read: {
+      summary: 'Get a prompt template: its default version\'s content, the variables it needs, its labels',
+      response: promptDetail,
+      view(store, prompt) {
+        const version = store.c.promptVersions.get(prompt.version_id)!;
+        return { ...item(prompt), ...content(version), version_description: version.description };
       },
-    }),
-    defineAdminRoute<never, { current_page: number; page_size: number }>({
-      method: 'GET',
-      path: '/v1/prompts/:slug/versions',
+    },
+    delete: { summary: 'Delete (archive) a prompt template; its versions stay for the audit trail' },
+    versions: {
       summary: 'List the versions of a prompt template, newest first',
-      resource,
-      action: 'list',
-      scope: 'prompts.read',
-      level: 'workspace',
-      query: { properties: { ...S.pagination } },
-      response: S.listOf(versionItem),
-      handler({ params, query, principal, store }) {
-        const prompt = visiblePrompt(principal, store, params.slug!);
-        return listPage(store.c.promptVersions, query, { index: 'prompt', value: prompt.id, view: (v) => versionView(prompt, v) });
-      },
-    }),
-    defineAdminRoute({
+      records: (store) => store.c.promptVersions,
+      index: 'prompt',
+      item: versionItem,
+      view: (_store, prompt, v) => versionView(prompt, v),
+    },
+  });
+  return [
+    ...versioned,
+    crud.member({
       method: 'GET',
-      path: '/v1/prompts/:slug/versions/:version',
+      path: '/versions/:version',
       summary: 'Get one version of a prompt template by number',
-      resource,
       action: 'read',
-      scope: 'prompts.read',
-      level: 'workspace',
       response: versionItem,
       handler({ params, principal, store }) {
         const prompt = visiblePrompt(principal, store, params.slug!);
@@ -519,14 +462,11 @@ export function promptRoutes(): AnyAdminRoute[] {
         return versionView(prompt, version);
       },
     }),
-    defineAdminRoute<{ version: number }>({
+    crud.member<{ version: number }>({
       method: 'PUT',
-      path: '/v1/prompts/:slug/makeDefault',
+      path: '/makeDefault',
       summary: 'Publish a version: make it the default that renders and completions use',
-      resource,
       action: 'publish',
-      scope: 'prompts.publish',
-      level: 'workspace',
       body: { type: 'object', properties: { version: { type: 'integer', minimum: 1 } }, required: ['version'], additionalProperties: false },
       response: S.empty,
       handler({ params, body, principal, store }) {
@@ -537,14 +477,11 @@ export function promptRoutes(): AnyAdminRoute[] {
         return {};
       },
     }),
-    defineAdminRoute<never, { from: number; to: number }>({
+    crud.member<never, { from: number; to: number }>({
       method: 'GET',
-      path: '/v1/prompts/:slug/diff',
+      path: '/diff',
       summary: 'Line diff between two versions of a prompt template (templates, then the rest as JSON)',
-      resource,
       action: 'read',
-      scope: 'prompts.read',
-      level: 'workspace',
       query: {
         properties: { from: { type: 'integer', minimum: 1 }, to: { type: 'integer', minimum: 1 } },
         required: ['from', 'to'],
@@ -571,14 +508,12 @@ export function promptRoutes(): AnyAdminRoute[] {
         };
       },
     }),
-    defineAdminRoute<{ version: number }>({
+    crud.member<{ version: number }>({
       method: 'PUT',
-      path: '/v1/prompts/:slug/labels/:label',
+      path: '/labels/:label',
       summary: 'Point a label (`production`, `staging`, …) at a version',
-      resource,
       action: 'label',
       scope: 'prompts.publish',
-      level: 'workspace',
       body: { type: 'object', properties: { version: { type: 'integer', minimum: 1 } }, required: ['version'], additionalProperties: false },
       response: S.empty,
       handler({ params, body, principal, store }) {
@@ -594,14 +529,12 @@ export function promptRoutes(): AnyAdminRoute[] {
         return {};
       },
     }),
-    defineAdminRoute({
+    crud.member({
       method: 'DELETE',
-      path: '/v1/prompts/:slug/labels/:label',
+      path: '/labels/:label',
       summary: 'Remove a label',
-      resource,
       action: 'unlabel',
       scope: 'prompts.publish',
-      level: 'workspace',
       response: S.empty,
       handler({ params, principal, store }) {
         assertLabel(params.label!);
@@ -615,15 +548,13 @@ export function promptRoutes(): AnyAdminRoute[] {
         return {};
       },
     }),
-    defineAdminRoute<RenderBody>({
+    crud.member<RenderBody>({
       method: 'POST',
-      path: '/v1/prompts/:slug/render',
+      path: '/render',
       summary:
         'Render a prompt template with variables (default version, or `version` / `label`) into the request body a completion would send, with any model parameter overrides; calls no model',
-      resource,
       action: 'render',
       scope: 'prompts.read',
-      level: 'workspace',
       readOnly: true,
       body: {
         type: 'object',

@@ -60,14 +60,20 @@ class SafeContext extends Mustache.Context {
     super(view, parent);
   }
 
+  *#views(): Generator<unknown> {
+    yield this.view;
+    for (let ctx = this.parent; ctx !== undefined; ctx = ctx.parent) yield ctx.view;
+  }
+
   override push(view: unknown): SafeContext {
     return new SafeContext(view, this);
   }
 
   override lookup(name: string): unknown {
     if (name === '.') return this.view;
-    for (let ctx: SafeContext | undefined = this; ctx !== undefined; ctx = ctx.parent as SafeContext | undefined) {
-      const { hit, value } = resolve(ctx.view, name);
+    // This context, then its parents (the enclosing sections), innermost first.
+    for (const view of this.#views()) {
+      const { hit, value } = resolve(view, name);
       if (hit) return typeof value === 'function' ? undefined : value;
     }
     return undefined;

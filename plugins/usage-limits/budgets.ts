@@ -83,7 +83,7 @@ export function entityBudgets(store: Store, ctx: GatewayContext, ws: WorkspaceFa
   if (apiKeyId !== undefined) {
     const key = store.c.apiKeys.cached(apiKeyId);
     const b = key && entityBudget('api_key', key.id, key.usage_limits, key.last_reset_at ?? 'start', now, key.workspace_id);
-    if (b) out.push({ ...b, exhaust: { kind: 'api_key', id: key!.id } });
+    if (b) out.push({ ...b, exhaust: { kind: 'api_key', id: key.id } });
   }
   if (virtualKey !== undefined) {
     const vk = store.c.virtualKeys.cachedBy('slug', virtualKey);

@@ -363,7 +363,7 @@ export async function exchangeAndCheck(target: { url: string; mock: MockUpstream
   try {
     answer = await send(target.url, exchange);
   } catch (err) {
-    throw new Error(`connection failed: ${err instanceof Error ? `${(err as { code?: string }).code ?? ''} ${err.message}` : String(err)}\n${reproducer(exchange, undefined)}`);
+    throw new Error(`connection failed: ${err instanceof Error ? `${(err as { code?: string }).code ?? ''} ${err.message}` : String(err)}\n${reproducer(exchange, undefined)}`, { cause: err });
   }
   const anthropic = /^\/v1\/messages(\/count_tokens)?(\?|$)/.test(exchange.path);
   const problem = checkAnswer(answer, { upstreamCalls: target.mock.requests.length - before, timeoutGiven, anthropic });
@@ -444,9 +444,8 @@ export function loopbackOnly(t: Test): string[] {
       const host = (options.host ?? 'localhost').replace(/^\[|\]$/g, '');
       if (!LOOPBACK.test(host)) {
         refused.push(host);
-        const socket = this;
-        process.nextTick(() => socket.destroy(Object.assign(new Error(`fuzz guard: connection to ${host} refused`), { code: 'ECONNREFUSED' })));
-        return socket;
+        process.nextTick(() => this.destroy(Object.assign(new Error(`fuzz guard: connection to ${host} refused`), { code: 'ECONNREFUSED' })));
+        return this;
       }
     }
     return (original as (...a: unknown[]) => net.Socket).apply(this, args);

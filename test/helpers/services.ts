@@ -128,8 +128,8 @@ function run(cmd: string, args: string[], options: { uid?: number; gid?: number;
   running.add(child);
   child.once('exit', () => running.delete(child));
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-8000)));
-  child.stderr!.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-8000)));
+  child.stdout.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-8000)));
+  child.stderr.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-8000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return { child, exited, output: () => out };
 }

@@ -7,7 +7,9 @@
  *   assistant: text, tool_use ──────► `assistant` message with `content` and `tool_calls`
  *              thinking, redacted_thinking ► dropped (OpenAI takes no reasoning as input)
  *   tools, tool_choice ─────────────► function tools, 'auto' | 'required' | 'none' | {function}
- *   max_tokens, temperature, top_p, top_k ► unchanged;  stop_sequences ► stop
+ *   max_tokens, temperature, top_p ► unchanged;  stop_sequences ► stop
+ *   top_k ► unchanged only without strict compliance (OpenAI's API has no top_k: under strict
+ *           compliance it is a 400 `unsupported_parameter`, not a field the upstream rejects or ignores)
  *   metadata.user_id ► user;  stream ► stream + stream_options.include_usage
  *   thinking.budget_tokens ► reasoning_effort (only without strict compliance)
  *
@@ -39,8 +41,14 @@ export function buildChatRequest(body: Json, options: { strict: boolean }): Json
   if (!Array.isArray(body.messages)) fail('`messages` must be an array of messages.', 'messages');
   const out: Json = { model: body.model, messages: [...systemMessage(body.system), ...chatMessages(body.messages)] };
 
-  for (const key of ['max_tokens', 'temperature', 'top_p', 'top_k'] as const) {
+  for (const key of ['max_tokens', 'temperature', 'top_p'] as const) {
     if (body[key] !== undefined) out[key] = body[key];
+  }
+  if (body.top_k !== undefined && body.top_k !== null) {
+    if (options.strict) {
+      inexpressible('top_k has no equivalent in the OpenAI chat API; send x-gateway-strict-provider-compliance: false to forward it as is.', 'top_k');
+    }
+    out.top_k = body.top_k;
   }
   const stop = stopSequences(body.stop_sequences);
   if (stop !== undefined) out.stop = stop;

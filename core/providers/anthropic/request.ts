@@ -2,7 +2,10 @@
  * OpenAI chat completion request → Anthropic `POST /messages` body.
  *
  * The body is built from an allow-list: Anthropic rejects unknown fields with a 400, so OpenAI
- * parameters it has no twin for (`n`, `logprobs`, `response_format`, …) are dropped, not forwarded.
+ * parameters it has no twin for (`seed`, `presence_penalty`, …) are left out. What would change the
+ * answer is not dropped in silence (json-output.ts): `response_format` becomes a forced answer
+ * tool, and `n > 1` or `logprobs` are a 400 `unsupported_parameter`. `top_k` (an extra some
+ * OpenAI-compatible servers take) is sent only without strict compliance.
  *
  * Message shape rules that Anthropic enforces and OpenAI does not:
  * - `system`/`developer` messages are a top-level `system` field, not turns;
@@ -11,15 +14,18 @@
  * - in a user turn, `tool_result` blocks come before any other block;
  * - text blocks must not be empty.
  */
+import { Errors } from '../../errors.js';
 import type { TranslateContext, TranslatedRequest } from '../types.js';
 import { isRecord, stringField, type ImageSource, type Json, type RequestBlock, type RequestMessage } from './wire.js';
 import { maxTokens, parseArguments, pushTurn, stopSequences, texts } from '../openai-shape.js';
+import { answerTool, hasOwnTools, refuseUnanswerable, type AnswerTool } from './json-output.js';
 
 /** Anthropic requires `max_tokens`; OpenAI callers usually omit it. */
 export const DEFAULT_MAX_TOKENS = 4096;
 
 export function buildRequest(ctx: TranslateContext): TranslatedRequest {
   const req = ctx.request;
+  refuseUnanswerable(req, 'Anthropic');
   const { system, messages } = splitMessages(Array.isArray(req.messages) ? req.messages : []);
   const body: Json = { model: req.model, messages };
   if (system.length > 0) body.system = system;
@@ -32,9 +38,16 @@ export function buildRequest(ctx: TranslateContext): TranslatedRequest {
   if (req.stream === true) body.stream = true;
   if (typeof req.user === 'string' && req.user.length > 0) body.metadata = { user_id: req.user };
 
+  if (!ctx.strict && typeof req.top_k === 'number') body.top_k = req.top_k;
+
   const tools = toolList(req.tools);
+  const answer = answerTool(req);
+  let choice = toolChoice(req.tool_choice, req.parallel_tool_calls);
+  if (answer !== undefined) {
+    tools.push({ name: answer.name, description: answer.description, input_schema: answer.schema });
+    choice = answerChoice(answer, choice, hasOwnTools(req));
+  }
   if (tools.length > 0) body.tools = tools;
-  const choice = toolChoice(req.tool_choice, req.parallel_tool_calls);
   // Anthropic rejects tool_choice without tools; OpenAI ignores it.
   if (choice !== undefined && tools.length > 0) body.tool_choice = choice;
 
@@ -95,11 +108,11 @@ const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
 function imageBlock(imageUrl: unknown): RequestBlock | undefined {
   const url = typeof imageUrl === 'string' ? imageUrl : isRecord(imageUrl) ? stringField(imageUrl, 'url') : undefined;
   if (url === undefined || url.length === 0) return undefined;
-  const data = DATA_URL.exec(url);
-  if (data === null) return { type: 'image', source: { type: 'url', url } };
-  const source: ImageSource = { type: 'base64', media_type: data[1], data: data[2] };
+  const [, mediaType, data] = DATA_URL.exec(url) ?? [];
+  if (mediaType === undefined || data === undefined) return { type: 'image', source: { type: 'url', url } };
+  const source: ImageSource = { type: 'base64', media_type: mediaType, data };
   // PDFs ride in image_url in some OpenAI clients; Anthropic takes them only as documents.
-  return data[1] === 'application/pdf' ? { type: 'document', source } : { type: 'image', source };
+  return mediaType === 'application/pdf' ? { type: 'document', source } : { type: 'image', source };
 }
 
 function assistantBlocks(message: Json): RequestBlock[] {
@@ -130,8 +143,12 @@ function toolResult(message: Json): RequestBlock {
 function toolList(tools: unknown): Json[] {
   if (!Array.isArray(tools)) return [];
   const out: Json[] = [];
-  for (const tool of tools) {
-    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) continue;
+  for (const [i, tool] of tools.entries()) {
+    if (isRecord(tool) && tool.type !== 'function') {
+      // GPT-5's custom (free-form) tools and any later kind: Anthropic runs function tools only.
+      throw Errors.unsupportedParameter('Anthropic takes function tools only; other tool types cannot be translated.', { param: `tools[${i}].type` });
+    }
+    if (!isRecord(tool) || !isRecord(tool.function)) continue;
     const fn = tool.function;
     const name = stringField(fn, 'name');
     if (name === undefined) continue;
@@ -156,4 +173,14 @@ function toolChoice(choice: unknown, parallel: unknown): Json | undefined {
   // Anthropic puts the parallel switch inside tool_choice; `none` calls no tool, so it has none.
   if (parallel === false && mapped?.type !== 'none') mapped = { ...(mapped ?? { type: 'auto' }), disable_parallel_tool_use: true };
   return mapped;
+}
+
+/**
+ * tool_choice with an answer tool: alone, it is forced; beside the caller's tools, the model must
+ * call one of them or answer (`any`), unless the caller named a function, which stays forced.
+ */
+function answerChoice(answer: AnswerTool, choice: Json | undefined, ownTools: boolean): Json {
+  if (ownTools && choice?.type === 'tool') return choice;
+  if (ownTools && choice?.type !== 'none') return { type: 'any', ...(choice?.disable_parallel_tool_use === true ? { disable_parallel_tool_use: true } : {}) };
+  return { type: 'tool', name: answer.name, disable_parallel_tool_use: true };
 }

@@ -12,6 +12,9 @@
  *   error ───────────────────────► event: error {error:{…}}            (no [DONE] after it)
  *   ping, content_block_stop, signature/citation deltas, unknown events: nothing
  *
+ * The answer tool of a `response_format` call (json-output.ts) is not a tool call: its
+ * input_json_delta fragments are the content, and a turn that ends on it alone ends with `stop`.
+ *
  * OpenAI numbers tool calls 0, 1, 2…; Anthropic numbers every content block, text included, so
  * block indexes are mapped to tool-call indexes as tool_use blocks open.
  */
@@ -20,7 +23,8 @@ import { chatChunk } from '../openai-shape.js';
 import type { StreamTranslator, TranslateContext } from '../types.js';
 import { openaiError } from './errors.js';
 import { finishReason } from './finish-reasons.js';
-import { unixNow } from './response.js';
+import { answerFinish, unixNow } from './response.js';
+import { answerTool } from './json-output.js';
 import { openaiUsage } from './usage.js';
 import { EMPTY_USAGE, isRecord, mergeUsage, stringField, type AnthropicUsage, type Json } from './wire.js';
 
@@ -35,6 +39,9 @@ export function createStreamTranslator(ctx: TranslateContext, now = unixNow()): 
   let usage: AnthropicUsage = EMPTY_USAGE;
   /** Anthropic content-block index → OpenAI tool-call index. */
   const toolIndex = new Map<number, number>();
+  const answerName = answerTool(ctx.request)?.name;
+  /** Content-block indexes of the answer tool: their JSON is the message text. */
+  const answerBlocks = new Set<number>();
   /** Set by message_stop or an error: nothing more to send, `end()` adds nothing. */
   let finished = false;
 
@@ -50,6 +57,10 @@ export function createStreamTranslator(ctx: TranslateContext, now = unixNow()): 
   function blockStart(data: Json): SseEvent[] {
     const block = data.content_block;
     if (!isRecord(block) || block.type !== 'tool_use' || typeof data.index !== 'number') return [];
+    if (answerName !== undefined && block.name === answerName) {
+      answerBlocks.add(data.index);
+      return [];
+    }
     const index = toolIndex.size;
     toolIndex.set(data.index, index);
     const call = { index, id: stringField(block, 'id') ?? '', type: 'function', function: { name: stringField(block, 'name') ?? '', arguments: '' } };
@@ -63,6 +74,9 @@ export function createStreamTranslator(ctx: TranslateContext, now = unixNow()): 
       case 'text_delta':
         return typeof delta.text === 'string' ? [chunk({ content: delta.text })] : [];
       case 'input_json_delta': {
+        if (typeof data.index === 'number' && answerBlocks.has(data.index)) {
+          return typeof delta.partial_json === 'string' && delta.partial_json.length > 0 ? [chunk({ content: delta.partial_json })] : [];
+        }
         const index = typeof data.index === 'number' ? toolIndex.get(data.index) : undefined;
         // Anthropic often opens with an empty fragment; it adds nothing to the arguments.
         if (index === undefined || typeof delta.partial_json !== 'string' || delta.partial_json.length === 0) return [];
@@ -92,7 +106,7 @@ export function createStreamTranslator(ctx: TranslateContext, now = unixNow()): 
         // Usage here is cumulative: output_tokens always, input and cache counts on newer API versions.
         usage = mergeUsage(usage, data.usage);
         const delta = isRecord(data.delta) ? data.delta : {};
-        return [chunk({}, finishReason(delta.stop_reason))];
+        return [chunk({}, answerFinish(finishReason(delta.stop_reason), toolIndex.size, answerBlocks.size > 0))];
       }
       case 'message_stop': {
         finished = true;

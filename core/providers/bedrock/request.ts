@@ -9,8 +9,9 @@
  * `us.anthropic.claude-3-5-sonnet-20241022-v2:0`, or an ARN), escaped as one path segment.
  *
  * The Converse body is built from an allow-list: Bedrock rejects unknown fields, so OpenAI
- * parameters it has no twin for (`logprobs`, `seed`, `user`, `response_format`,
- * `reasoning_effort`, …) are dropped, not forwarded. Model-specific extras:
+ * parameters it has no twin for (`seed`, `user`, `reasoning_effort`, …) are left out.
+ * `response_format` becomes a forced answer tool (../anthropic/json-output.ts: its input is the
+ * message text). Model-specific extras:
  * - `top_k` and `thinking` go into `additionalModelRequestFields` only when strict compliance is
  *   off (`x-gateway-strict-provider-compliance: false`): their meaning depends on the model behind
  *   Converse (Anthropic reads `top_k`/`thinking` there, others ignore or reject them), so a strict
@@ -27,11 +28,12 @@
  * - images travel inline (Bedrock fetches no URLs) in one of four formats;
  * - text blocks must not be empty.
  *
- * What cannot be mapped is a 400 naming the parameter, never a silent drop: `n > 1`, image URLs,
+ * What cannot be mapped is a 400 naming the parameter, never a silent drop: `n > 1`, `logprobs`, image URLs,
  * unknown content parts or tool types, token-array embedding input.
  */
 import { Errors } from '../../errors.js';
 import { maxTokens, parseArguments, pushTurn, stopSequences, texts } from '../openai-shape.js';
+import { answerTool, hasOwnTools, refuseUnanswerable } from '../anthropic/json-output.js';
 import type { TranslateContext, TranslatedRequest } from '../types.js';
 import {
   isRecord,
@@ -84,9 +86,7 @@ function modelId(req: Json): string {
 function converseRequest(ctx: TranslateContext): TranslatedRequest {
   const req = ctx.request;
   const model = modelId(req);
-  if (typeof req.n === 'number' && req.n > 1) {
-    throw Errors.unsupportedParameter('Bedrock Converse returns one choice per call; n must be 1.', { param: 'n' });
-  }
+  refuseUnanswerable(req, 'Bedrock Converse');
   const { system, messages } = splitMessages(Array.isArray(req.messages) ? req.messages : []);
   const body: Json = { messages };
   if (system.length > 0) body.system = system;
@@ -94,9 +94,18 @@ function converseRequest(ctx: TranslateContext): TranslatedRequest {
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
 
   const tools = toolSpecs(req.tools);
+  let choice = toolChoice(req.tool_choice);
+  const answer = answerTool(req);
+  if (answer !== undefined) {
+    tools.push({ toolSpec: { name: answer.name, description: answer.description, inputSchema: { json: answer.schema } } });
+    // Alone it is forced; beside the caller's tools the model calls one of them or answers,
+    // unless the caller named a function.
+    const own = hasOwnTools(req) && req.tool_choice !== 'none';
+    if (!own) choice = { tool: { name: answer.name } };
+    else if (choice === undefined || !('tool' in choice)) choice = { any: {} };
+  }
   if (tools.length > 0) {
     // `none` still sends the tools: Bedrock rejects a history with toolUse blocks but no toolConfig.
-    const choice = toolChoice(req.tool_choice);
     body.toolConfig = choice === undefined ? { tools } : { tools, toolChoice: choice };
   }
 

@@ -4,7 +4,7 @@
  * Converse → `chat.completion`. Converse answers carry no id, so one is made (`chatcmpl-…`, as
  * OpenAI's look); `model` is the id the caller asked for. Text blocks join into `message.content`;
  * `toolUse` blocks become `tool_calls` with their `input` re-serialised as the JSON string OpenAI
- * clients parse. Reasoning blocks are model extras: dropped in strict mode, otherwise surfaced as
+ * clients parse (the answer tool of a `response_format` call is the message text instead). Reasoning blocks are model extras: dropped in strict mode, otherwise surfaced as
  * `reasoning_content` (the field DeepSeek and most OpenAI-compatible servers use); redacted
  * reasoning carries no readable text and is always dropped.
  *
@@ -21,6 +21,8 @@ import type { TranslateContext } from '../types.js';
 import { finishReason } from './finish-reasons.js';
 import { openaiUsage } from './usage.js';
 import { isRecord, numberField, stringField, type Json } from './wire.js';
+import { answerTool } from '../anthropic/json-output.js';
+import { answerFinish } from '../anthropic/response.js';
 
 export { unixNow };
 
@@ -45,9 +47,16 @@ function chatResponse(ctx: TranslateContext, body: unknown, now: number): Json {
   const text: string[] = [];
   const reasoning: string[] = [];
   const toolCalls: Json[] = [];
+  // A `response_format` answer arrives as the input of its tool: it is the text.
+  const answerName = answerTool(ctx.request)?.name;
+  let answered = false;
   for (const block of Array.isArray(reply.content) ? reply.content : []) {
     if (!isRecord(block)) continue;
     if (typeof block.text === 'string') text.push(block.text);
+    else if (isRecord(block.toolUse) && answerName !== undefined && block.toolUse.name === answerName) {
+      answered = true;
+      text.push(JSON.stringify(block.toolUse.input ?? {}));
+    }
     else if (isRecord(block.toolUse)) {
       const use = block.toolUse;
       toolCalls.push({
@@ -71,7 +80,7 @@ function chatResponse(ctx: TranslateContext, body: unknown, now: number): Json {
     object: 'chat.completion',
     created: now,
     model: ctx.request.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(answer.stopReason) }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: answerFinish(finishReason(answer.stopReason), toolCalls.length, answered) }],
     usage: openaiUsage(answer.usage),
   };
 }

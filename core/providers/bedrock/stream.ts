@@ -15,6 +15,9 @@
  *   exception ─────────────────────► event: error {error:{…}}          (no [DONE] after it)
  *   contentBlockStop, reasoning signatures, unknown events: nothing
  *
+ * The answer tool of a `response_format` call is not a tool call: its input fragments are the
+ * content, and a turn that ends on it alone ends with `stop`.
+ *
  * OpenAI numbers tool calls 0, 1, 2…; Converse numbers every content block, text included, so
  * block indexes are mapped to tool-call indexes as toolUse blocks open. `metadata` (usage) comes
  * after `messageStop`, so [DONE] waits for it; a stream that ends without it gets [DONE] from
@@ -27,6 +30,8 @@ import type { StreamTranslator, TranslateContext } from '../types.js';
 import { exceptionError } from './errors.js';
 import { finishReason } from './finish-reasons.js';
 import { completionId, unixNow } from './response.js';
+import { answerTool } from '../anthropic/json-output.js';
+import { answerFinish } from '../anthropic/response.js';
 import { openaiUsage } from './usage.js';
 import { isRecord, stringField, StreamEvents, type Json } from './wire.js';
 
@@ -46,6 +51,9 @@ export function createStreamTranslator(ctx: TranslateContext, now = unixNow()): 
   const model = typeof ctx.request.model === 'string' ? ctx.request.model : '';
   /** Converse content-block index → OpenAI tool-call index. */
   const toolIndex = new Map<number, number>();
+  const answerName = answerTool(ctx.request)?.name;
+  /** Content-block indexes of the answer tool: their JSON is the message text. */
+  const answerBlocks = new Set<number>();
   /** The role chunk went out (normally on messageStart; before any other chunk regardless). */
   let started = false;
   /** Set by metadata or an error: nothing more to send, `end()` adds nothing. */
@@ -71,6 +79,10 @@ export function createStreamTranslator(ctx: TranslateContext, now = unixNow()): 
     const start = isRecord(data.start) ? data.start : {};
     const use = start.toolUse;
     if (!isRecord(use) || typeof data.contentBlockIndex !== 'number') return [];
+    if (answerName !== undefined && use.name === answerName) {
+      answerBlocks.add(data.contentBlockIndex);
+      return [];
+    }
     const index = toolIndex.size;
     toolIndex.set(data.contentBlockIndex, index);
     const name = stringField(use, 'name') ?? '';
@@ -81,6 +93,10 @@ export function createStreamTranslator(ctx: TranslateContext, now = unixNow()): 
   function blockDelta(data: Json): SseEvent[] {
     const delta = isRecord(data.delta) ? data.delta : {};
     if (typeof delta.text === 'string') return delta.text.length > 0 ? [chunk({ content: delta.text })] : [];
+    if (isRecord(delta.toolUse) && typeof data.contentBlockIndex === 'number' && answerBlocks.has(data.contentBlockIndex)) {
+      const fragment = delta.toolUse.input;
+      return typeof fragment === 'string' && fragment.length > 0 ? [chunk({ content: fragment })] : [];
+    }
     if (isRecord(delta.toolUse)) {
       const index = typeof data.contentBlockIndex === 'number' ? toolIndex.get(data.contentBlockIndex) : undefined;
       const fragment = delta.toolUse.input;
@@ -106,7 +122,7 @@ export function createStreamTranslator(ctx: TranslateContext, now = unixNow()): 
       case StreamEvents.contentBlockDelta:
         return withRole(blockDelta(data));
       case StreamEvents.messageStop:
-        return withRole([chunk({}, finishReason(data.stopReason))]);
+        return withRole([chunk({}, answerFinish(finishReason(data.stopReason), toolIndex.size, answerBlocks.size > 0))]);
       case StreamEvents.metadata: {
         finished = true;
         if (!includeUsage) return [DONE];

@@ -3,7 +3,10 @@
  * (`:streamGenerateContent?alt=sse` when streaming; the SSE form is what the gateway's parser reads).
  *
  * The body is built from an allow-list: Gemini rejects unknown fields with a 400, so OpenAI
- * parameters it has no twin for (`logprobs`, `user`, …) are dropped, not forwarded.
+ * parameters it has no twin for (`user`, …) are left out. Those that change the answer map:
+ * `n` ► candidateCount, `response_format` ► responseMimeType + responseJsonSchema (JSON Schema
+ * as OpenAI takes it, `additionalProperties` and nullable type lists included), `logprobs` /
+ * `top_logprobs` ► responseLogprobs / logprobs, and `top_k` ► topK without strict compliance.
  *
  * Shape rules Gemini has and OpenAI does not:
  * - `system`/`developer` messages are one top-level `systemInstruction`, not turns;
@@ -11,6 +14,7 @@
  *   named by the function (Gemini has no call ids), so names are looked up from earlier calls;
  * - consecutive same-role turns merge, and no turn may be empty.
  */
+import { Errors } from '../../errors.js';
 import type { TranslateContext, TranslatedRequest } from '../types.js';
 import { isRecord, stringField, type Content, type Json, type Part } from './wire.js';
 import { maxTokens, parseArguments, stopSequences, texts } from '../openai-shape.js';
@@ -29,7 +33,7 @@ export function buildRequest(ctx: TranslateContext): TranslatedRequest {
     if (config !== undefined) body.toolConfig = { functionCallingConfig: config };
   }
 
-  const generation = generationConfig(req);
+  const generation = generationConfig(req, ctx.strict);
   if (Object.keys(generation).length > 0) body.generationConfig = generation;
 
   const model = modelId(req.model);
@@ -43,7 +47,7 @@ export function modelId(model: unknown): string {
   return encodeURIComponent(name);
 }
 
-function generationConfig(req: Json): Json {
+function generationConfig(req: Json, strict: boolean): Json {
   const config: Json = {};
   if (typeof req.temperature === 'number') config.temperature = req.temperature;
   if (typeof req.top_p === 'number') config.topP = req.top_p;
@@ -57,8 +61,13 @@ function generationConfig(req: Json): Json {
   if (isRecord(format) && (format.type === 'json_object' || format.type === 'json_schema')) {
     config.responseMimeType = 'application/json';
     const schema = isRecord(format.json_schema) ? format.json_schema.schema : undefined;
-    if (isRecord(schema)) config.responseSchema = schema;
+    if (isRecord(schema)) config.responseJsonSchema = schema;
   }
+  if (req.logprobs === true) {
+    config.responseLogprobs = true;
+    if (typeof req.top_logprobs === 'number' && req.top_logprobs > 0) config.logprobs = req.top_logprobs;
+  }
+  if (!strict && typeof req.top_k === 'number') config.topK = req.top_k;
   return config;
 }
 
@@ -111,8 +120,8 @@ function userParts(content: unknown): Part[] {
       const image = part.image_url;
       const url = typeof image === 'string' ? image : isRecord(image) ? stringField(image, 'url') : undefined;
       // Gemini fetches no web URLs in `generateContent`; only inline (data URL) images translate.
-      const data = url === undefined ? null : DATA_URL.exec(url);
-      if (data !== null) parts.push({ inlineData: { mimeType: data[1], data: data[2] } });
+      const [, mimeType, data] = (url === undefined ? null : DATA_URL.exec(url)) ?? [];
+      if (mimeType !== undefined && data !== undefined) parts.push({ inlineData: { mimeType, data } });
     }
   }
   return parts;
@@ -141,8 +150,12 @@ function functionResponse(message: Json, callNames: Map<string, string>): Part {
 function functionDeclarations(tools: unknown): Json[] {
   if (!Array.isArray(tools)) return [];
   const out: Json[] = [];
-  for (const tool of tools) {
-    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) continue;
+  for (const [i, tool] of tools.entries()) {
+    if (isRecord(tool) && tool.type !== 'function') {
+      // GPT-5's custom (free-form) tools and any later kind: Gemini declares functions only.
+      throw Errors.unsupportedParameter('Gemini takes function tools only; other tool types cannot be translated.', { param: `tools[${i}].type` });
+    }
+    if (!isRecord(tool) || !isRecord(tool.function)) continue;
     const fn = tool.function;
     const name = stringField(fn, 'name');
     if (name === undefined) continue;

@@ -39,6 +39,28 @@ export function toolCall(call: CandidateParts['calls'][number], n: number): Json
   return { id: `call_${n}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } };
 }
 
+/**
+ * Gemini's `logprobsResult` (asked for with `logprobs`) → OpenAI's `logprobs` of a choice; null
+ * without one.
+ */
+export function choiceLogprobs(candidate: Json): Json | null {
+  const result = candidate.logprobsResult;
+  if (!isRecord(result) || !Array.isArray(result.chosenCandidates)) return null;
+  const tops = Array.isArray(result.topCandidates) ? result.topCandidates : [];
+  const content = result.chosenCandidates.filter(isRecord).map((chosen, i) => {
+    const top = tops[i];
+    const alternatives = isRecord(top) && Array.isArray(top.candidates) ? top.candidates.filter(isRecord) : [];
+    return { ...tokenLogprob(chosen), top_logprobs: alternatives.map(tokenLogprob) };
+  });
+  return { content, refusal: null };
+}
+
+function tokenLogprob(entry: Json): { token: string; logprob: number; bytes: number[] } {
+  const token = stringField(entry, 'token') ?? '';
+  const logprob = typeof entry.logProbability === 'number' ? entry.logProbability : 0;
+  return { token, logprob, bytes: [...Buffer.from(token, 'utf8')] };
+}
+
 /** The choice index of a candidate (Gemini omits `index` when it is 0). */
 export function candidateIndex(candidate: Json, position: number): number {
   return typeof candidate.index === 'number' ? candidate.index : position;
@@ -58,7 +80,7 @@ export function buildResponse(ctx: TranslateContext, body: unknown, now = unixNo
     return {
       index: candidateIndex(candidate, position),
       message,
-      logprobs: null,
+      logprobs: choiceLogprobs(candidate),
       finish_reason: finishReason(candidate.finishReason, parts.calls.length > 0),
     };
   });

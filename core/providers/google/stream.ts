@@ -5,7 +5,7 @@
  * candidate; there is no end event, the stream just closes.
  *
  *   first slice of a candidate ─► {delta:{role:'assistant',content:''}}
- *   text part ─────────────────► {delta:{content}}
+ *   text part ─────────────────► {delta:{content}} (with `logprobs` when asked for)
  *   thought part ──────────────► {delta:{reasoning_content}}          (non-strict only)
  *   functionCall part ─────────► {delta:{tool_calls:[{index,id,type,function:{name,arguments}}]}}
  *   finishReason ──────────────► {delta:{}, finish_reason}
@@ -20,7 +20,7 @@ import { chatChunk } from '../openai-shape.js';
 import type { StreamTranslator, TranslateContext } from '../types.js';
 import { openaiError } from './errors.js';
 import { finishReason } from './finish-reasons.js';
-import { candidateIndex, candidateParts, toolCall, unixNow } from './response.js';
+import { candidateIndex, candidateParts, choiceLogprobs, toolCall, unixNow } from './response.js';
 import { openaiUsage } from './usage.js';
 import { isRecord, stringField, type Json } from './wire.js';
 
@@ -64,7 +64,7 @@ export function createStreamTranslator(ctx: TranslateContext, now = unixNow()): 
     }
     const parts = candidateParts(raw);
     if (!ctx.strict && parts.thoughts.length > 0) out.push(chunk(index, { reasoning_content: parts.thoughts.join('') }));
-    if (parts.text.length > 0) out.push(chunk(index, { content: parts.text.join('') }));
+    if (parts.text.length > 0) out.push(withLogprobs(chunk(index, { content: parts.text.join('') }), raw));
     if (parts.calls.length > 0) {
       const deltas = parts.calls.map((call) => ({ index: state.toolCalls++, ...toolCall(call, calls++) }));
       out.push(chunk(index, { tool_calls: deltas }));
@@ -73,6 +73,15 @@ export function createStreamTranslator(ctx: TranslateContext, now = unixNow()): 
       out.push(chunk(index, {}, finishReason(raw.finishReason, state.toolCalls > 0)));
     }
     return out;
+  }
+
+  /** A content chunk carries the slice's log probabilities, when they were asked for. */
+  function withLogprobs(event: SseEvent, raw: Json): SseEvent {
+    const logprobs = ctx.request.logprobs === true ? choiceLogprobs(raw) : null;
+    if (logprobs === null) return event;
+    const body = JSON.parse(event.data) as { choices: Json[] };
+    body.choices[0]!.logprobs = logprobs;
+    return { data: JSON.stringify(body) };
   }
 
   function translate(data: Json): SseEvent[] {

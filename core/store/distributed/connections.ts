@@ -71,14 +71,14 @@ export async function openDistributed(postgres: PostgresConfig, redis: RedisConf
     await pool.query('SELECT 1');
   } catch (err) {
     await close();
-    throw new Error(`cannot reach PostgreSQL at ${describeUrl(postgres.url)}: ${(err as Error).message}`);
+    throw new Error(`cannot reach PostgreSQL at ${describeUrl(postgres.url)}: ${(err as Error).message}`, { cause: err });
   }
   try {
     await commands.connect();
     await commands.ping();
   } catch (err) {
     await close();
-    throw new Error(`cannot reach Valkey/Redis at ${describeUrl(redis.url)}: ${(err as Error).message}`);
+    throw new Error(`cannot reach Valkey/Redis at ${describeUrl(redis.url)}: ${(err as Error).message}`, { cause: err });
   }
   log.info('distributed mode', { postgres: describeUrl(postgres.url), redis: describeUrl(redis.url) });
   return {

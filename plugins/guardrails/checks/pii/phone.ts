@@ -88,19 +88,16 @@ function northAmerican(text: string, start: number): number | null {
   let at = start;
   // Trunk prefix: "1-202-…", "1 (202) …".
   if (text[at] === '1' && !digitAt(text, at + 1) && ' -.'.includes(text[at + 1] ?? 'x') && (digitAt(text, at + 2) || text[at + 2] === '(')) at += 2;
-  let sep: string;
   if (text[at] === '(') {
     if (digitRun(text, at + 1) !== 3 || text[at + 4] !== ')' || !nxx(text, at + 1)) return null;
     at += 5;
     if (text[at] === ' ') at++;
-    sep = '-';
     if (digitRun(text, at) !== 3 || !nxx(text, at)) return null;
     at += 3;
-    if (text[at] === '-' || text[at] === '.' || text[at] === ' ') sep = text[at]!;
-    else return null;
+    if (text[at] !== '-' && text[at] !== '.' && text[at] !== ' ') return null;
   } else {
     if (digitRun(text, at) !== 3 || !nxx(text, at)) return null;
-    sep = text[at + 3] ?? '';
+    const sep = text[at + 3] ?? '';
     if (sep !== '-' && sep !== '.' && sep !== ' ') return null;
     at += 4;
     if (digitRun(text, at) !== 3 || !nxx(text, at) || text[at + 3] !== sep) return null;

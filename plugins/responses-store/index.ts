@@ -1,0 +1,103 @@
+/**
+ * The `responses-store` plugin: Responses API conversations across every provider.
+ *
+ * OpenAI keeps a response (`store`, true by default) so that a later call can continue it with
+ * `previous_response_id` and `GET /v1/responses/{id}` can read it back. Other providers keep
+ * nothing, so for calls the gateway translates (core/ingress/responses) this plugin keeps them:
+ *
+ *   POST /v1/responses (onRequestBody)
+ *     previous_response_id held for this workspace ─► ctx 'responsesTurn'.previous: the conversation's
+ *                                                     items, expanded into `input` for any target
+ *     store !== false ──────────────────────────────► ctx 'responsesTurn'.save: the translated
+ *                                                     response is kept (input items + response)
+ *   GET /v1/responses/{id}[/input_items], DELETE /v1/responses/{id} (onRequest)
+ *     held for this workspace ─► answered here;  otherwise ─► passed to the provider as before
+ *
+ * Responses OpenAI (or Azure) made natively are OpenAI's to keep and are not copied. Another
+ * workspace never sees a kept response: to it the id is unknown. Kept responses expire after
+ * `retention_days` (a sweep runs every ten minutes).
+ */
+import { actingWorkspace, definePlugin, type GatewayContext, type Step } from '../../core/index.js';
+import { ResponsesStoreErrors } from './errors.js';
+import { answerLookup, matchLookup } from './lookup.js';
+import { ResponseRecords } from './records.js';
+import { responsesStoreOptionsSchema, type ResponsesStoreOptions } from './schema.js';
+
+type Json = Record<string, unknown>;
+
+const DAY_MS = 86_400_000;
+const SWEEP_EVERY_MS = 10 * 60_000;
+
+export default definePlugin<ResponsesStoreOptions>({
+  name: 'responses-store',
+  configSchema: responsesStoreOptionsSchema,
+  setup(app, options) {
+    const records = new ResponseRecords(app.store);
+    const retentionMs = options.retention_days * DAY_MS;
+
+    let sweeping = false;
+    const sweep = (): void => {
+      if (sweeping) return;
+      sweeping = true;
+      const step = (): Promise<void> => records.sweep().then((n) => (n > 0 ? new Promise<void>((r) => setImmediate(r)).then(step) : undefined));
+      void step()
+        .catch((err: unknown) => app.log.warn('responses sweep failed', { err }))
+        .finally(() => {
+          sweeping = false;
+        });
+    };
+    const timer = setInterval(sweep, SWEEP_EVERY_MS);
+    timer.unref();
+    sweep();
+
+    function keep(workspace: string, previous: string | null, response: Json, input: Json[]): void {
+      const id = response.id;
+      if (typeof id !== 'string') return;
+      const record = { id, workspace_id: workspace, previous_response_id: previous, input, response, expires_at: Date.now() + retentionMs, bytes: 0 };
+      record.bytes = JSON.stringify(record).length;
+      if (record.bytes > options.max_record_bytes) {
+        app.log.warn('response not kept: larger than max_record_bytes', { response_id: id });
+        return;
+      }
+      // Keeping is a side effect of an answer already made: a full store must not fail it.
+      if (app.store.capacity.full()) {
+        app.log.warn('response not kept: the store is full', { response_id: id });
+        return;
+      }
+      try {
+        records.put(record);
+      } catch (err) {
+        app.log.warn('response not kept', { response_id: id, err });
+      }
+    }
+
+    return {
+      /** A kept response read or deleted through the pass-through paths. */
+      onRequest: function answerKept(ctx: GatewayContext): Step {
+        const lookup = matchLookup(ctx);
+        if (lookup === undefined) return undefined;
+        const record = records.find(lookup.id);
+        if (record === undefined) return undefined; // not ours: the provider's own stored response
+        // Another workspace's: not found, and the provider is not asked about an id it cannot know.
+        if (record.workspace_id !== actingWorkspace(app, ctx)) throw ResponsesStoreErrors.notFound(`No response with id "${lookup.id}" was found.`, { param: 'response_id' });
+        return answerLookup(ctx, record, lookup.items, records);
+      },
+      /** A Responses call: the conversation it continues, and whether its answer is kept. */
+      onRequestBody: function prepareTurn(ctx: GatewayContext): Step {
+        if (ctx.route.kind !== 'model' || ctx.route.name !== 'responses' || ctx.body === undefined) return undefined;
+        const body = ctx.body;
+        const workspace = actingWorkspace(app, ctx);
+        const previousId = typeof body.previous_response_id === 'string' && body.previous_response_id.length > 0 ? body.previous_response_id : null;
+        const items = previousId === null ? undefined : records.conversation(previousId, workspace, options.max_conversation_bytes);
+        const store = body.store !== false;
+        if (items === undefined && !store) return undefined;
+        ctx.set('responsesTurn', {
+          ...(items !== undefined ? { previous: { id: previousId!, items } } : {}),
+          ...(store ? { save: (response: Json, input: Json[]) => keep(workspace, previousId, response, input) } : {}),
+        });
+        return undefined;
+      },
+      close: () => clearInterval(timer),
+    };
+  },
+});

@@ -1,0 +1,117 @@
+/**
+ * Kept responses, in the store's LMDB env (databases of this plugin, like the cache's):
+ *
+ *   responses_store           id                    → record {workspace_id, input items, response, expires_at}
+ *   responses_store#expiry    [expires_at, id]      → 1      (retention sweeps walk it oldest first)
+ *
+ * Writes are batched by LMDB (`put`, not awaited on the hot path); until one commits, the record
+ * is kept in memory too (`pending`), so a client that continues a conversation the moment the
+ * previous answer arrived finds it. The databases are the host's own: in distributed mode a kept
+ * response can be continued on the host that made it (pin conversations to a host, or use OpenAI
+ * targets, which keep their own).
+ */
+import type { Database } from 'lmdb';
+import type { Store } from '../../core/index.js';
+import { ResponsesStoreErrors } from './errors.js';
+
+type Json = Record<string, unknown>;
+
+export interface KeptResponse {
+  id: string;
+  workspace_id: string;
+  previous_response_id: string | null;
+  /** The call's own input items (not the conversation before it), as `input_items` lists them. */
+  input: Json[];
+  /** The response object as the client got it. */
+  response: Json;
+  /** Epoch milliseconds. */
+  expires_at: number;
+  /** The record's JSON size when kept: conversations are bounded by the sum (see {@link conversation}). */
+  bytes: number;
+}
+
+type ExpiryKey = [number, string];
+
+/** A conversation is followed back at most this far: a bound on the work one request can cause. */
+const MAX_CHAIN = 1000;
+/** Records removed per sweep step, so a sweep never holds the event loop for long. */
+const SWEEP_BATCH = 500;
+
+export class ResponseRecords {
+  readonly #db: Database<KeptResponse, string>;
+  readonly #expiry: Database<1, ExpiryKey>;
+  readonly #pending = new Map<string, KeptResponse>();
+
+  constructor(store: Store) {
+    this.#db = store.root.openDB<KeptResponse, string>({ name: 'responses_store' });
+    this.#expiry = store.root.openDB<1, ExpiryKey>({ name: 'responses_store#expiry' });
+  }
+
+  /** The record, when it exists and has not expired, whichever workspace kept it. */
+  find(id: string, now = Date.now()): KeptResponse | undefined {
+    // Longer ids are never ours (and must not reach LMDB's key size limit).
+    if (id.length === 0 || id.length > 256) return undefined;
+    const record = this.#pending.get(id) ?? this.#db.get(id);
+    return record !== undefined && record.expires_at > now ? record : undefined;
+  }
+
+  /** The record, when it exists, belongs to `workspace` and has not expired. */
+  get(id: string, workspace: string): KeptResponse | undefined {
+    const record = this.find(id);
+    return record?.workspace_id === workspace ? record : undefined;
+  }
+
+  put(record: KeptResponse): void {
+    this.#pending.set(record.id, record);
+    const written = this.#db.put(record.id, record);
+    void this.#expiry.put([record.expires_at, record.id], 1).catch(() => false);
+    // A failed write (disk full) leaves nothing behind but a log line by the store's guard.
+    void written.catch(() => false).finally(() => {
+      if (this.#pending.get(record.id) === record) this.#pending.delete(record.id);
+    });
+  }
+
+  delete(record: KeptResponse): void {
+    this.#pending.delete(record.id);
+    this.#db.removeSync(record.id);
+    this.#expiry.removeSync([record.expires_at, record.id]);
+  }
+
+  /**
+   * Every input and output item of the conversation that ends with `id`, oldest first; undefined
+   * when `id` is not held for `workspace`. A link that expired ends the chain there (what is left
+   * is still a coherent, shorter conversation).
+   */
+  conversation(id: string, workspace: string, maxBytes: number): Json[] | undefined {
+    const chain: KeptResponse[] = [];
+    let next: string | null = id;
+    let bytes = 0;
+    while (next !== null && chain.length < MAX_CHAIN) {
+      const record = this.get(next, workspace);
+      if (record === undefined) break;
+      bytes += record.bytes ?? 0;
+      // Cutting the oldest turns would change what the model is told without saying so: refuse.
+      if (bytes > maxBytes) throw ResponsesStoreErrors.conversationTooLarge(undefined, { param: 'previous_response_id' });
+      chain.push(record);
+      next = record.previous_response_id;
+    }
+    if (chain.length === 0) return undefined;
+    return chain.reverse().flatMap((r) => [...r.input, ...(Array.isArray(r.response.output) ? (r.response.output as Json[]) : [])]);
+  }
+
+  /** Removes up to one batch of expired records; the number removed. */
+  async sweep(now = Date.now()): Promise<number> {
+    const expired: ExpiryKey[] = [];
+    for (const key of this.#expiry.getKeys({ end: [now, '\uffff'], limit: SWEEP_BATCH })) expired.push(key as ExpiryKey);
+    if (expired.length === 0) return 0;
+    await this.#db.transaction(() => {
+      for (const key of expired) {
+        const record = this.#db.get(key[1]);
+        // An id kept again later (never, with random ids) keeps its newer record.
+        if (record !== undefined && record.expires_at === key[0]) this.#db.remove(key[1]);
+        this.#expiry.remove(key);
+      }
+    });
+    return expired.length;
+  }
+}
