@@ -41,9 +41,9 @@ const CASES: Case[] = [
     headers: { 'x-gateway-aws-region': 'us-east-1', 'x-gateway-aws-access-key-id': MOCK_AWS_ACCESS_KEY_ID, 'x-gateway-aws-secret-access-key': MOCK_AWS_SECRET_ACCESS_KEY, 'x-mock-cache-read': '2' },
     priced: true,
   },
-  // Vertex AI takes an access token in direct mode (the mock accepts only tokens it knows).
-  { provider: 'vertex-ai', model: 'gemini-2.5-flash', base: '/v1', headers: VERTEX, apiKey: VERTEX_DIRECT_TOKEN, priced: false },
-  { provider: 'vertex-ai', model: 'claude-sonnet-4@20250514', base: '/v1', headers: { ...VERTEX, 'x-mock-cache-read': '2' }, apiKey: VERTEX_DIRECT_TOKEN, priced: false },
+  // Vertex AI takes an access token in direct mode (the mock accepts only tokens it knows); priced as vertex-ai entries.
+  { provider: 'vertex-ai', model: 'gemini-2.5-flash', base: '/v1', headers: VERTEX, apiKey: VERTEX_DIRECT_TOKEN, priced: true },
+  { provider: 'vertex-ai', model: 'claude-sonnet-4@20250514', base: '/v1', headers: { ...VERTEX, 'x-mock-cache-read': '2' }, apiKey: VERTEX_DIRECT_TOKEN, priced: true },
 ];
 
 t.test('every built-in provider is covered', async (t) => {
