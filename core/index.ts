@@ -80,6 +80,7 @@ export type { CustomHostPolicy } from './upstream/ssrf.js';
 export type { HostResolver, ConnectGuardOptions } from './upstream/connect-guard.js';
 export { guardedConnector } from './upstream/connect-guard.js';
 export { guardedLookup } from './upstream/guarded-lookup.js';
+export { inputItems } from './ingress/index.js';
 export type { UpgradeRoute, Upgrade } from './upgrade.js';
 export { checkProviderFields } from './providers/fields.js';
 export { checkConfigUpstreams } from './router/config-upstreams.js';

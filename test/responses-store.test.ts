@@ -125,6 +125,45 @@ t.test('one conversation across providers, OpenAI included', async (t) => {
   t.notOk(JSON.stringify(sent.input).includes('"id"'), 'the gateway\'s item ids are left out');
 });
 
+t.test('a conversation OpenAI made natively continues on another provider, and on OpenAI natively', async (t) => {
+  const { mock, client, b } = await setup(t);
+  const r1 = await client('openai').responses.create({ model: 'gpt-4o-mini', input: 'Remember 7' });
+  t.equal(mock.requests.at(-1)!.path, '/v1/responses', 'made natively by OpenAI');
+
+  // A fallback or a switch to Anthropic: the gateway's copy carries the conversation over.
+  const r2 = await client('anthropic').responses.create({ model: TARGETS.anthropic!.model, previous_response_id: r1.id, input: 'Which number?' });
+  t.same(turns(lastBody(mock)), [['user', 'Remember 7'], ['assistant', 'Mock reply to: Remember 7'], ['user', 'Which number?']], 'Anthropic continues what OpenAI answered');
+  t.match(r2, { previous_response_id: r1.id });
+
+  // Back on OpenAI with its own id: forwarded untouched (OpenAI keeps state the items cannot carry).
+  await client('openai').responses.create({ model: 'gpt-4o-mini', previous_response_id: r1.id, input: 'Again?' });
+  const native = lastBody(mock);
+  t.equal(native.previous_response_id, r1.id, 'OpenAI gets its own id');
+  t.equal(native.input, 'Again?', 'and only the new input');
+
+  // A streamed native answer is kept too (from its response.completed event).
+  const stream = await client('openai').responses.create({ model: 'gpt-4o-mini', input: 'Stream 9', stream: true });
+  let streamedId = '';
+  for await (const event of stream) if (event.type === 'response.completed') streamedId = event.response.id;
+  await client('google').responses.create({ model: TARGETS.google!.model, previous_response_id: streamedId, input: 'Go on' });
+  t.same(turns(lastBody(mock)).slice(0, 2), [['user', 'Stream 9'], ['assistant', 'Mock reply to: Stream 9']], 'a streamed OpenAI answer continues on Gemini');
+
+  // Reads and deletes of a native id stay OpenAI's; another workspace cannot continue it elsewhere.
+  await client('openai').responses.retrieve(r1.id);
+  t.equal(mock.requests.at(-1)!.path, `/v1/responses/${r1.id}`, 'GET goes to OpenAI');
+  const other = await client('anthropic', b.key).responses.create({ model: TARGETS.anthropic!.model, previous_response_id: r1.id, input: 'x' }).catch((e: unknown) => e);
+  t.equal((other as ApiError).status, 404, "another workspace does not reach this workspace's copy");
+  await client('openai').responses.delete(r1.id);
+  t.equal(mock.requests.at(-1)!.path, `/v1/responses/${r1.id}`, 'DELETE goes to OpenAI');
+  const gone = await client('anthropic').responses.create({ model: TARGETS.anthropic!.model, previous_response_id: r1.id, input: 'x' }).catch((e: unknown) => e);
+  t.equal((gone as ApiError).status, 404, 'and drops the copy');
+
+  // store:false on OpenAI: nothing kept, so nothing to continue elsewhere.
+  const unkept = await client('openai').responses.create({ model: 'gpt-4o-mini', input: 'Not kept', store: false });
+  const refused = await client('anthropic').responses.create({ model: TARGETS.anthropic!.model, previous_response_id: unkept.id, input: 'x' }).catch((e: unknown) => e);
+  t.match((refused as ApiError).error, { code: 'previous_response_not_found' });
+});
+
 t.test('workspaces, store:false, unknown ids', async (t) => {
   const { gw, mock, client, a, b } = await setup(t);
   const model = TARGETS.anthropic!.model;

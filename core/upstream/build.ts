@@ -69,9 +69,12 @@ export function buildCall(rt: Runtime, ctx: GatewayContext, adapter: ProviderAda
   let ingress: Ingress | undefined;
   let callRoute = route;
   // A Responses call continuing a conversation the gateway holds (core/ingress/responses/continuation.ts):
-  // every target, OpenAI's included, gets the held items expanded into `input`.
+  // the held items are expanded into `input`, except for the provider that made the previous
+  // response natively (it knows the id, and keeps state the items cannot carry).
   const turn = route === 'responses' ? ctx.get('responsesTurn') : undefined;
-  const clientBody = turn?.previous !== undefined ? withHistory(ctx.body!, turn.previous) : ctx.body;
+  const expand = turn?.previous !== undefined && !(native && turn.previous.provider === target.provider);
+  const clientBody = expand ? withHistory(ctx.body!, turn!.previous!) : ctx.body;
+  if (turn !== undefined) turn.translated = !native;
   const entry = native ? undefined : ingressRoute(route);
   if (entry !== undefined) {
     try {

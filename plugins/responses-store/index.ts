@@ -13,11 +13,13 @@
  *   GET /v1/responses/{id}[/input_items], DELETE /v1/responses/{id} (onRequest)
  *     held for this workspace ─► answered here;  otherwise ─► passed to the provider as before
  *
- * Responses OpenAI (or Azure) made natively are OpenAI's to keep and are not copied. Another
- * workspace never sees a kept response: to it the id is unknown. Kept responses expire after
- * `retention_days` (a sweep runs every ten minutes).
+ * Responses OpenAI (or Azure) made natively are copied too, marked with their provider, so a
+ * conversation started there continues on any other provider (a fallback, a switch); on the
+ * provider that made them they go on natively, and their reads and deletes still go to it.
+ * Another workspace never sees a kept response: to it the id is unknown. Kept responses expire
+ * after `retention_days` (a sweep runs every ten minutes).
  */
-import { actingWorkspace, definePlugin, type GatewayContext, type Step } from '../../core/index.js';
+import { actingWorkspace, definePlugin, inputItems, type GatewayContext, type SseEvent, type Step } from '../../core/index.js';
 import { ResponsesStoreErrors } from './errors.js';
 import { answerLookup, matchLookup } from './lookup.js';
 import { ResponseRecords } from './records.js';
@@ -26,6 +28,17 @@ import { responsesStoreOptionsSchema, type ResponsesStoreOptions } from './schem
 type Json = Record<string, unknown>;
 
 const DAY_MS = 86_400_000;
+
+/** The turn of a Responses call whose answer came natively and is to be kept, if this is one. */
+function nativeTurn(ctx: GatewayContext): { save?: (response: Json, input: Json[], provider?: string) => void } | undefined {
+  if (ctx.route.kind !== 'model' || ctx.route.name !== 'responses') return undefined;
+  const turn = ctx.get('responsesTurn');
+  return turn?.save !== undefined && turn.translated === false && ctx.provider !== undefined ? turn : undefined;
+}
+
+function isResponse(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && (value as Json).object === 'response' && typeof (value as Json).id === 'string';
+}
 const SWEEP_EVERY_MS = 10 * 60_000;
 
 export default definePlugin<ResponsesStoreOptions>({
@@ -50,10 +63,10 @@ export default definePlugin<ResponsesStoreOptions>({
     timer.unref();
     sweep();
 
-    function keep(workspace: string, previous: string | null, response: Json, input: Json[]): void {
+    function keep(workspace: string, previous: string | null, response: Json, input: Json[], provider?: string): void {
       const id = response.id;
       if (typeof id !== 'string') return;
-      const record = { id, workspace_id: workspace, previous_response_id: previous, input, response, expires_at: Date.now() + retentionMs, bytes: 0 };
+      const record = { id, workspace_id: workspace, previous_response_id: previous, input, response, native_provider: provider ?? null, expires_at: Date.now() + retentionMs, bytes: 0 };
       record.bytes = JSON.stringify(record).length;
       if (record.bytes > options.max_record_bytes) {
         app.log.warn('response not kept: larger than max_record_bytes', { response_id: id });
@@ -78,6 +91,11 @@ export default definePlugin<ResponsesStoreOptions>({
         if (lookup === undefined) return undefined;
         const record = records.find(lookup.id);
         if (record === undefined) return undefined; // not ours: the provider's own stored response
+        if (record.native_provider) {
+          // The provider holds it too: reads and deletes are its to answer; a delete drops our copy as well.
+          if (ctx.method === 'DELETE' && record.workspace_id === actingWorkspace(app, ctx)) records.delete(record);
+          return undefined;
+        }
         // Another workspace's: not found, and the provider is not asked about an id it cannot know.
         if (record.workspace_id !== actingWorkspace(app, ctx)) throw ResponsesStoreErrors.notFound(`No response with id "${lookup.id}" was found.`, { param: 'response_id' });
         return answerLookup(ctx, record, lookup.items, records);
@@ -91,10 +109,36 @@ export default definePlugin<ResponsesStoreOptions>({
         const items = previousId === null ? undefined : records.conversation(previousId, workspace, options.max_conversation_bytes);
         const store = body.store !== false;
         if (items === undefined && !store) return undefined;
+        const provider = items === undefined ? undefined : (records.get(previousId!, workspace)?.native_provider ?? undefined);
         ctx.set('responsesTurn', {
-          ...(items !== undefined ? { previous: { id: previousId!, items } } : {}),
-          ...(store ? { save: (response: Json, input: Json[]) => keep(workspace, previousId, response, input) } : {}),
+          ...(items !== undefined ? { previous: { id: previousId!, items, ...(provider !== undefined ? { provider } : {}) } } : {}),
+          ...(store ? { save: (response: Json, input: Json[], native?: string) => keep(workspace, previousId, response, input, native) } : {}),
         });
+        return undefined;
+      },
+      /** A native (OpenAI, Azure) Responses answer, whole: a copy is kept. */
+      onResponseBody: function keepNative(ctx: GatewayContext, body: Buffer): void {
+        const turn = nativeTurn(ctx);
+        if (turn === undefined || ctx.status !== 200) return;
+        let response: unknown;
+        try {
+          response = JSON.parse(body.toString('utf8'));
+        } catch {
+          return;
+        }
+        if (isResponse(response)) turn.save!(response, inputItems(ctx.body!.input), ctx.provider);
+      },
+      /** A native Responses stream: its `response.completed` event carries the whole response. */
+      onResponseChunk: function keepNativeStream(ctx: GatewayContext, event: SseEvent): undefined {
+        if (ctx.route.kind !== 'model' || ctx.route.name !== 'responses' || event.event !== 'response.completed') return undefined;
+        const turn = nativeTurn(ctx);
+        if (turn === undefined) return undefined;
+        try {
+          const data = JSON.parse(event.data) as Json;
+          if (isResponse(data.response)) turn.save!(data.response, inputItems(ctx.body!.input), ctx.provider);
+        } catch {
+          // Not JSON: nothing to keep; the client gets the event as it came.
+        }
         return undefined;
       },
       close: () => clearInterval(timer),

@@ -24,6 +24,11 @@ export interface KeptResponse {
   input: Json[];
   /** The response object as the client got it. */
   response: Json;
+  /**
+   * The provider that made it natively (OpenAI, Azure), which keeps it too under the same id;
+   * absent or null for a response the gateway translated (kept only here).
+   */
+  native_provider?: string | null;
   /** Epoch milliseconds. */
   expires_at: number;
   /** The record's JSON size when kept: conversations are bounded by the sum (see {@link conversation}). */

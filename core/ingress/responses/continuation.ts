@@ -17,13 +17,20 @@ import { itemsOf } from './input.js';
 import type { Json } from './wire.js';
 
 export interface ResponsesTurn {
-  /** The held conversation `previous_response_id` names: its items, oldest first. */
-  previous?: { id: string; items: Json[] };
   /**
-   * Keeps a translated response (absent when nothing is to be kept: `store: false`). `input` is
-   * the call's own input items (without the previous conversation), as the store lists them.
+   * The held conversation `previous_response_id` names: its items, oldest first. `provider`: the
+   * provider that made that response natively (OpenAI, Azure) and knows its id: a call to the
+   * same provider natively is forwarded with the id, untouched; any other target gets the items.
    */
-  save?: (response: Json, input: Json[]) => void;
+  previous?: { id: string; items: Json[]; provider?: string };
+  /**
+   * Keeps a response (absent when nothing is to be kept: `store: false`). `input` is the call's
+   * own input items (without the previous conversation), as the store lists them; `provider` is
+   * set for a response the provider made natively.
+   */
+  save?: (response: Json, input: Json[], provider?: string) => void;
+  /** Set per attempt by the core: true when this attempt's answer is translated (and saved by the ingress). */
+  translated?: boolean;
 }
 
 declare module '../../context.js' {
