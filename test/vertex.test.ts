@@ -98,14 +98,22 @@ t.test('Vertex AI in direct mode: Gemini and Claude, plain, streamed, embeddings
     t.equal((embed as InstanceType<typeof OpenAI.APIError>).status, 400, 'Claude has no embeddings');
   });
 
-  await t.test('the Anthropic SDK on /v1/messages reaches Claude on Vertex', async (t) => {
+  await t.test('the Anthropic SDK on /v1/messages reaches Claude on Vertex natively', async (t) => {
     const anthropic = new Anthropic({ baseURL: gw.url, apiKey: VERTEX_DIRECT_TOKEN, maxRetries: 0, defaultHeaders: vertex });
-    const params = { model: 'claude-sonnet-4@20250514', max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user' as const, content: 'Hello from Anthropic SDK' }] };
+    const params = {
+      model: 'claude-sonnet-4@20250514',
+      max_tokens: 2048,
+      system: [{ type: 'text' as const, text: 'Be brief.', cache_control: { type: 'ephemeral' as const } }],
+      thinking: { type: 'enabled' as const, budget_tokens: 1024 },
+      messages: [{ role: 'user' as const, content: 'Hello from Anthropic SDK' }],
+    };
     const plain = await anthropic.messages.create(params);
     t.same(plain.content, [{ type: 'text', text: 'Mock reply to: Hello from Anthropic SDK' }]);
     t.ok(plain.usage.input_tokens > 0 && plain.usage.output_tokens > 0);
     const sent = mock.requests.at(-1)!;
     t.equal(sent.path, `${BASE}/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict`);
+    const { model: _model, ...rest } = params;
+    t.same(JSON.parse(sent.body.toString()), { anthropic_version: 'vertex-2023-10-16', ...rest }, "the client's own Messages body, as Vertex wants it: thinking and cache_control arrive");
     t.equal(sent.headers.authorization, `Bearer ${VERTEX_DIRECT_TOKEN}`, "the SDK's x-api-key is the bearer token");
     let text = '';
     for await (const ev of await anthropic.messages.create({ ...params, stream: true })) {

@@ -89,6 +89,13 @@ export interface UrlInput {
   search: string;
 }
 
+/** How a call is sent natively in the client's dialect (see {@link ProviderAdapter.nativeCall}). */
+export interface NativeCall {
+  /** Appended to the base URL (or built by `url`), like a translator's path. */
+  path: string;
+  body: Record<string, unknown>;
+}
+
 export interface ProviderAdapter {
   /** The id used in `x-gateway-provider` and configs, e.g. `openai`. */
   id: string;
@@ -101,6 +108,13 @@ export interface ProviderAdapter {
    * they go through unchanged to the same path. Other providers get them translated.
    */
   nativeRoutes?: ReadonlySet<ModelRoute>;
+  /**
+   * A client-dialect route this provider serves natively for some calls only, with its own path
+   * and an adjusted body (Claude on Vertex AI takes Anthropic's Messages body at `:rawPredict`,
+   * without `model`). Undefined for this call: the usual rules (`nativeRoutes`, else translation).
+   * The answer goes back untouched, as for `nativeRoutes`.
+   */
+  nativeCall?(route: ModelRoute, target: Target, body: Record<string, unknown> | undefined): NativeCall | undefined;
   /**
    * The full upstream URL. Default: (custom host or base URL) + upstream path + query. For a
    * translated call `upstreamPath` is the translator's path and `search` is empty.

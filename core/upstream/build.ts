@@ -8,7 +8,7 @@ import type { UpstreamAttempt } from '../plugin.js';
 import type { Target } from '../router/types.js';
 import type { Runtime } from '../runtime.js';
 import type { ModelRoute } from '../routes.js';
-import type { ProviderAdapter, TranslateContext, TranslatedRequest, Translator } from '../providers/types.js';
+import type { NativeCall, ProviderAdapter, TranslateContext, TranslatedRequest, Translator } from '../providers/types.js';
 import { Errors, isGatewayError, toGatewayError, type GatewayError } from '../errors.js';
 import { headerValue, upstreamRequestHeaders } from './headers.js';
 import { needsUsageInjection, withUsageRequested } from '../usage/meter.js';
@@ -63,7 +63,16 @@ export function isNative(adapter: ProviderAdapter, route: ModelRoute | undefined
 export function buildCall(rt: Runtime, ctx: GatewayContext, adapter: ProviderAdapter, target: Target, number: number): BuiltCall | GatewayError {
   const route = modelRoute(ctx);
   const strict = headerValue(ctx.headers, 'x-gateway-strict-provider-compliance') !== 'false';
-  const native = isNative(adapter, route);
+  // A route served natively for this call only, on a path and with a body of the adapter's making.
+  let nativeCall: NativeCall | undefined;
+  if (route !== undefined && adapter.nativeCall !== undefined) {
+    try {
+      nativeCall = adapter.nativeCall(route, target, ctx.body === undefined ? undefined : withOverrides(ctx.body, target));
+    } catch (err) {
+      return toGatewayError(err);
+    }
+  }
+  const native = nativeCall !== undefined || isNative(adapter, route);
   // A client dialect the provider does not speak (Anthropic's Messages to OpenAI, Gemini, …) is
   // sent as a chat completion, then translated back (core/ingress).
   let ingress: Ingress | undefined;
@@ -103,9 +112,9 @@ export function buildCall(rt: Runtime, ctx: GatewayContext, adapter: ProviderAda
       const tctx: TranslateContext = { route: callRoute!, target, request, strict };
       translation = { translator, ctx: tctx, request: translator.request(tctx) };
     }
-    const path = translation !== undefined ? translation.request.path : upstreamPath;
+    const path = translation !== undefined ? translation.request.path : nativeCall !== undefined ? nativeCall.path : upstreamPath;
     // A translated call is a new request: the client's query (e.g. the Anthropic SDK's `?beta=true`) is not its own.
-    const search = translation !== undefined || ingress !== undefined ? '' : ctx.search;
+    const search = translation !== undefined || ingress !== undefined || nativeCall !== undefined ? '' : ctx.search;
     const href = adapter.url ? adapter.url({ target, route: callRoute, upstreamPath: path, search }) : joinUrl(target.customHost ?? adapter.baseUrl, path, search);
     url = new URL(href);
   } catch (err) {
@@ -136,12 +145,14 @@ export function buildCall(rt: Runtime, ctx: GatewayContext, adapter: ProviderAda
         ? JSON.stringify(translation.request.body)
         : ingress !== undefined
           ? JSON.stringify(ingress.chat)
-          : clientBody !== ctx.body
+          : nativeCall !== undefined
+            ? JSON.stringify(nativeCall.body)
+            : clientBody !== ctx.body
             ? JSON.stringify(withOverrides(clientBody!, target))
             : requestBody(ctx, target, inject),
   };
   if (translation !== undefined) Object.assign(attempt.headers, { 'content-type': 'application/json' }, translation.request.headers);
-  else if (ingress !== undefined) attempt.headers['content-type'] = 'application/json';
+  else if (ingress !== undefined || nativeCall !== undefined) attempt.headers['content-type'] = 'application/json';
   return { adapter, url, attempt, route, inject, translation, ingress };
 }
 

@@ -14,7 +14,7 @@ import { createStreamTranslator } from '../anthropic/stream.js';
 import { openaiError as anthropicError } from '../anthropic/errors.js';
 import { openaiError as googleError } from '../google/errors.js';
 import { isRecord } from '../openai-shape.js';
-import type { TranslateContext, TranslatedRequest, Translator } from '../types.js';
+import type { NativeCall, TranslateContext, TranslatedRequest, Translator } from '../types.js';
 import { modelSegment } from './location.js';
 
 /** The Messages API version Vertex serves, sent in the body. */
@@ -35,6 +35,16 @@ export function isClaudeModel(model: unknown): boolean {
 export function toVertexBody(body: Record<string, unknown>): Record<string, unknown> {
   const { model: _model, ...rest } = body;
   return { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest };
+}
+
+/**
+ * An Anthropic Messages call for a Claude model, sent natively: the client's own body, as Vertex
+ * wants it, to the streaming or plain method. Undefined for other models (translated instead).
+ */
+export function nativeMessages(body: Record<string, unknown> | undefined): NativeCall | undefined {
+  if (body === undefined || !isClaudeModel(body.model)) return undefined;
+  const method = body.stream === true ? 'streamRawPredict' : 'rawPredict';
+  return { path: `/publishers/anthropic/models/${modelSegment(body.model)}:${method}`, body: toVertexBody(body) };
 }
 
 function request(ctx: TranslateContext): TranslatedRequest {

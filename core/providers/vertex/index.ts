@@ -10,9 +10,10 @@
  *   … = https://{region}-aiplatform.googleapis.com/v1/projects/{project}/locations/{region}
  *
  * The model picks the half, per call; both reuse the Gemini and Anthropic translators. Anthropic's
- * Messages ingress (`POST /v1/messages`) reaches a Claude model translated through chat: the
- * adapter interface has one static `nativeRoutes` set and sends native calls' bodies untouched,
- * while Vertex needs the body changed (no `model`, `anthropic_version`) and only for Claude models.
+ * Messages API (`POST /v1/messages`) reaches a Claude model natively (`nativeCall`): the client's
+ * body goes to `:rawPredict` / `:streamRawPredict` as Vertex wants it (no `model`,
+ * `anthropic_version`), so thinking, prompt caching and every other Messages field arrive, and
+ * the answer comes back untouched. Other models get it translated through chat.
  *
  * Fields (virtual key, config target, or `x-gateway-vertex-*` headers in direct mode):
  * `vertex_project_id`, `vertex_region` (`global` allowed), and the credentials, either
@@ -27,7 +28,7 @@ import type { ProviderAdapter, SignableRequest, TranslateContext, Translator } f
 import { guardedConnector } from '../../upstream/connect-guard.js';
 import type { CustomHostPolicy } from '../../upstream/ssrf.js';
 import { accessTokens, type TokenServices } from './access-token.js';
-import { claudeOnVertex, isClaudeModel } from './claude.js';
+import { claudeOnVertex, isClaudeModel, nativeMessages } from './claude.js';
 import { geminiOnVertex } from './gemini.js';
 import { vertexUrl } from './location.js';
 import { SERVICE_ACCOUNT_FIELD, serviceAccountOf } from './service-account.js';
@@ -82,6 +83,7 @@ export function createVertexAdapter(services?: TokenServices): ProviderAdapter {
     baseUrl: 'https://aiplatform.googleapis.com/v1',
     routes: translate.routes,
     url: vertexUrl,
+    nativeCall: (route, _target, body) => (route === 'messages' ? nativeMessages(body) : undefined),
     authHeaders(target: Target): Record<string, string> {
       // A service account wins: `sign` adds its token (and reports a malformed one, as a
       // result rather than a throw here). Otherwise the key is an access token.
