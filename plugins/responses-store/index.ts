@@ -17,12 +17,14 @@
  * conversation started there continues on any other provider (a fallback, a switch); on the
  * provider that made them they go on natively, and their reads and deletes still go to it.
  * Another workspace never sees a kept response: to it the id is unknown. Kept responses expire
- * after `retention_days` (a sweep runs every ten minutes).
+ * after `retention_days` (a sweep runs every ten minutes). Embedded mode keeps them in LMDB;
+ * distributed mode in PostgreSQL, shared by every host (records.ts, pg-records.ts).
  */
-import { actingWorkspace, definePlugin, inputItems, type GatewayContext, type SseEvent, type Step } from '../../core/index.js';
+import { actingWorkspace, definePlugin, inputItems, type GatewayContext, type MaybePromise, type SseEvent, type Step } from '../../core/index.js';
 import { ResponsesStoreErrors } from './errors.js';
 import { answerLookup, matchLookup } from './lookup.js';
-import { ResponseRecords } from './records.js';
+import { conversation, keptFor, ResponseRecords, type KeptResponses } from './records.js';
+import { openPgResponses } from './pg-records.js';
 import { responsesStoreOptionsSchema, type ResponsesStoreOptions } from './schema.js';
 
 type Json = Record<string, unknown>;
@@ -44,8 +46,10 @@ const SWEEP_EVERY_MS = 10 * 60_000;
 export default definePlugin<ResponsesStoreOptions>({
   name: 'responses-store',
   configSchema: responsesStoreOptionsSchema,
-  setup(app, options) {
-    const records = new ResponseRecords(app.store);
+  async setup(app, options) {
+    // The driver is chosen once: distributed mode keeps responses in PostgreSQL, where every host finds them.
+    const distributed = app.store.distributed;
+    const records: KeptResponses = distributed ? await openPgResponses(distributed.pg, app.log) : new ResponseRecords(app.store);
     const retentionMs = options.retention_days * DAY_MS;
 
     let sweeping = false;
@@ -73,7 +77,7 @@ export default definePlugin<ResponsesStoreOptions>({
         return;
       }
       // Keeping is a side effect of an answer already made: a full store must not fail it.
-      if (app.store.capacity.full()) {
+      if (!distributed && app.store.capacity.full()) {
         app.log.warn('response not kept: the store is full', { response_id: id });
         return;
       }
@@ -84,37 +88,43 @@ export default definePlugin<ResponsesStoreOptions>({
       }
     }
 
+    async function lookupKept(ctx: GatewayContext, lookup: { id: string; items: boolean }): Promise<Step> {
+      const record = await records.find(lookup.id);
+      if (record === undefined) return undefined; // not ours: the provider's own stored response
+      if (record.native_provider) {
+        // The provider holds it too: reads and deletes are its to answer; a delete drops our copy as well.
+        if (ctx.method === 'DELETE' && record.workspace_id === actingWorkspace(app, ctx)) await records.delete(record);
+        return undefined;
+      }
+      // Another workspace's: not found, and the provider is not asked about an id it cannot know.
+      if (record.workspace_id !== actingWorkspace(app, ctx)) throw ResponsesStoreErrors.notFound(`No response with id "${lookup.id}" was found.`, { param: 'response_id' });
+      return answerLookup(ctx, record, lookup.items, records);
+    }
+
+    async function prepare(ctx: GatewayContext, body: Json): Promise<Step> {
+      const workspace = actingWorkspace(app, ctx);
+      const previousId = typeof body.previous_response_id === 'string' && body.previous_response_id.length > 0 ? body.previous_response_id : null;
+      const items = previousId === null ? undefined : await conversation(records, previousId, workspace, options.max_conversation_bytes);
+      const store = body.store !== false;
+      if (items === undefined && !store) return undefined;
+      const provider = items === undefined ? undefined : ((await keptFor(records, previousId!, workspace))?.native_provider ?? undefined);
+      ctx.set('responsesTurn', {
+        ...(items !== undefined ? { previous: { id: previousId!, items, ...(provider !== undefined ? { provider } : {}) } } : {}),
+        ...(store ? { save: (response: Json, input: Json[], native?: string) => keep(workspace, previousId, response, input, native) } : {}),
+      });
+      return undefined;
+    }
+
     return {
       /** A kept response read or deleted through the pass-through paths. */
-      onRequest: function answerKept(ctx: GatewayContext): Step {
+      onRequest: function answerKept(ctx: GatewayContext): MaybePromise<Step> {
         const lookup = matchLookup(ctx);
-        if (lookup === undefined) return undefined;
-        const record = records.find(lookup.id);
-        if (record === undefined) return undefined; // not ours: the provider's own stored response
-        if (record.native_provider) {
-          // The provider holds it too: reads and deletes are its to answer; a delete drops our copy as well.
-          if (ctx.method === 'DELETE' && record.workspace_id === actingWorkspace(app, ctx)) records.delete(record);
-          return undefined;
-        }
-        // Another workspace's: not found, and the provider is not asked about an id it cannot know.
-        if (record.workspace_id !== actingWorkspace(app, ctx)) throw ResponsesStoreErrors.notFound(`No response with id "${lookup.id}" was found.`, { param: 'response_id' });
-        return answerLookup(ctx, record, lookup.items, records);
+        return lookup === undefined ? undefined : lookupKept(ctx, lookup);
       },
       /** A Responses call: the conversation it continues, and whether its answer is kept. */
-      onRequestBody: function prepareTurn(ctx: GatewayContext): Step {
+      onRequestBody: function prepareTurn(ctx: GatewayContext): MaybePromise<Step> {
         if (ctx.route.kind !== 'model' || ctx.route.name !== 'responses' || ctx.body === undefined) return undefined;
-        const body = ctx.body;
-        const workspace = actingWorkspace(app, ctx);
-        const previousId = typeof body.previous_response_id === 'string' && body.previous_response_id.length > 0 ? body.previous_response_id : null;
-        const items = previousId === null ? undefined : records.conversation(previousId, workspace, options.max_conversation_bytes);
-        const store = body.store !== false;
-        if (items === undefined && !store) return undefined;
-        const provider = items === undefined ? undefined : (records.get(previousId!, workspace)?.native_provider ?? undefined);
-        ctx.set('responsesTurn', {
-          ...(items !== undefined ? { previous: { id: previousId!, items, ...(provider !== undefined ? { provider } : {}) } } : {}),
-          ...(store ? { save: (response: Json, input: Json[], native?: string) => keep(workspace, previousId, response, input, native) } : {}),
-        });
-        return undefined;
+        return prepare(ctx, ctx.body);
       },
       /** A native (OpenAI, Azure) Responses answer, whole: a copy is kept. */
       onResponseBody: function keepNative(ctx: GatewayContext, body: Buffer): void {

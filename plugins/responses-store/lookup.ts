@@ -9,7 +9,7 @@
  */
 import { Errors, reply, type GatewayContext, type Reply } from '../../core/index.js';
 import { ResponsesStoreErrors } from './errors.js';
-import type { KeptResponse, ResponseRecords } from './records.js';
+import type { KeptResponse, KeptResponses } from './records.js';
 
 const PATH = /^\/responses\/([^/]+)(\/input_items)?$/;
 
@@ -29,9 +29,9 @@ export function matchLookup(ctx: GatewayContext): { id: string; items: boolean }
   return { id, items };
 }
 
-export function answerLookup(ctx: GatewayContext, record: KeptResponse, items: boolean, records: ResponseRecords): Reply {
+export async function answerLookup(ctx: GatewayContext, record: KeptResponse, items: boolean, records: KeptResponses): Promise<Reply> {
   if (ctx.method === 'DELETE') {
-    records.delete(record);
+    await records.delete(record);
     return reply(200, { id: record.id, object: 'response', deleted: true });
   }
   if (!items) {

@@ -1,14 +1,15 @@
 /**
- * Kept responses, in the store's LMDB env (databases of this plugin, like the cache's):
+ * Kept responses, behind one small interface with two drivers:
  *
- *   responses_store           id                    → record {workspace_id, input items, response, expires_at}
- *   responses_store#expiry    [expires_at, id]      → 1      (retention sweeps walk it oldest first)
+ * - embedded mode, the store's LMDB env (databases of this plugin, like the cache's):
+ *     responses_store           id                    → record {workspace_id, input items, response, expires_at}
+ *     responses_store#expiry    [expires_at, id]      → 1      (retention sweeps walk it oldest first)
+ * - distributed mode, PostgreSQL (pg-records.ts), shared by every host: a conversation started
+ *   on one host continues on any other.
  *
- * Writes are batched by LMDB (`put`, not awaited on the hot path); until one commits, the record
- * is kept in memory too (`pending`), so a client that continues a conversation the moment the
- * previous answer arrived finds it. The databases are the host's own: in distributed mode a kept
- * response can be continued on the host that made it (pin conversations to a host, or use OpenAI
- * targets, which keep their own).
+ * Writes are not awaited on the hot path; until one commits, the record is kept in memory too
+ * (`pending`), so a client that continues a conversation the moment the previous answer arrived
+ * finds it on this host.
  */
 import type { Database } from 'lmdb';
 import type { Store } from '../../core/index.js';
@@ -36,13 +37,55 @@ export interface KeptResponse {
 }
 
 type ExpiryKey = [number, string];
+type MaybePromise<T> = T | Promise<T>;
 
 /** A conversation is followed back at most this far: a bound on the work one request can cause. */
 const MAX_CHAIN = 1000;
 /** Records removed per sweep step, so a sweep never holds the event loop for long. */
-const SWEEP_BATCH = 500;
+export const SWEEP_BATCH = 500;
 
-export class ResponseRecords {
+/** What the plugin needs of a driver. */
+export interface KeptResponses {
+  /** The record, when it exists and has not expired, whichever workspace kept it. */
+  find(id: string): MaybePromise<KeptResponse | undefined>;
+  /** Keeps a record (not awaited: a failure is logged by the driver, the answer is already out). */
+  put(record: KeptResponse): void;
+  delete(record: KeptResponse): MaybePromise<void>;
+  /** Removes up to one batch of expired records; the number removed. */
+  sweep(): Promise<number>;
+}
+
+/** The record, when it exists, belongs to `workspace` and has not expired. */
+export async function keptFor(records: KeptResponses, id: string, workspace: string): Promise<KeptResponse | undefined> {
+  const record = await records.find(id);
+  return record?.workspace_id === workspace ? record : undefined;
+}
+
+/**
+ * Every input and output item of the conversation that ends with `id`, oldest first; undefined
+ * when `id` is not held for `workspace`. A link that expired ends the chain there (what is left
+ * is still a coherent, shorter conversation).
+ */
+export async function conversation(records: KeptResponses, id: string, workspace: string, maxBytes: number): Promise<Json[] | undefined> {
+  const chain: KeptResponse[] = [];
+  let next: string | null = id;
+  let bytes = 0;
+  while (next !== null && chain.length < MAX_CHAIN) {
+    const record = await keptFor(records, next, workspace);
+    if (record === undefined) break;
+    bytes += record.bytes ?? 0;
+    // Cutting the oldest turns would change what the model is told without saying so: refuse.
+    if (bytes > maxBytes) throw ResponsesStoreErrors.conversationTooLarge(undefined, { param: 'previous_response_id' });
+    chain.push(record);
+    next = record.previous_response_id;
+  }
+  if (chain.length === 0) return undefined;
+  return chain.reverse().flatMap((r) => [...r.input, ...(Array.isArray(r.response.output) ? (r.response.output as Json[]) : [])]);
+}
+
+
+/** The embedded driver: this host's LMDB env. */
+export class ResponseRecords implements KeptResponses {
   readonly #db: Database<KeptResponse, string>;
   readonly #expiry: Database<1, ExpiryKey>;
   readonly #pending = new Map<string, KeptResponse>();
@@ -60,12 +103,6 @@ export class ResponseRecords {
     return record !== undefined && record.expires_at > now ? record : undefined;
   }
 
-  /** The record, when it exists, belongs to `workspace` and has not expired. */
-  get(id: string, workspace: string): KeptResponse | undefined {
-    const record = this.find(id);
-    return record?.workspace_id === workspace ? record : undefined;
-  }
-
   put(record: KeptResponse): void {
     this.#pending.set(record.id, record);
     const written = this.#db.put(record.id, record);
@@ -80,28 +117,6 @@ export class ResponseRecords {
     this.#pending.delete(record.id);
     this.#db.removeSync(record.id);
     this.#expiry.removeSync([record.expires_at, record.id]);
-  }
-
-  /**
-   * Every input and output item of the conversation that ends with `id`, oldest first; undefined
-   * when `id` is not held for `workspace`. A link that expired ends the chain there (what is left
-   * is still a coherent, shorter conversation).
-   */
-  conversation(id: string, workspace: string, maxBytes: number): Json[] | undefined {
-    const chain: KeptResponse[] = [];
-    let next: string | null = id;
-    let bytes = 0;
-    while (next !== null && chain.length < MAX_CHAIN) {
-      const record = this.get(next, workspace);
-      if (record === undefined) break;
-      bytes += record.bytes ?? 0;
-      // Cutting the oldest turns would change what the model is told without saying so: refuse.
-      if (bytes > maxBytes) throw ResponsesStoreErrors.conversationTooLarge(undefined, { param: 'previous_response_id' });
-      chain.push(record);
-      next = record.previous_response_id;
-    }
-    if (chain.length === 0) return undefined;
-    return chain.reverse().flatMap((r) => [...r.input, ...(Array.isArray(r.response.output) ? (r.response.output as Json[]) : [])]);
   }
 
   /** Removes up to one batch of expired records; the number removed. */
