@@ -272,6 +272,12 @@ t.test('MCP integrations and servers: CRUD, sealed headers, workspace isolation'
   t.same((await call('GET', '/mcp-servers?search=linear')).body.data.map((s: Json) => s.name), ['A linear']);
 
   t.match((await call('POST', '/mcp-servers', { name: 'x', mcp_integration_id: 'linear', slug: 'ab' }, a.key)).body.error, { code: 'invalid_value', param: 'slug' });
+  // A slug whose /<slug>/mcp is one of the gateway's own paths (`v1` is too short to be a slug at all).
+  for (const slug of ['console', 'Health', 'metrics']) {
+    const reserved = await call('POST', '/mcp-servers', { name: 'x', mcp_integration_id: 'linear', slug }, a.key);
+    t.equal(reserved.status, 400, slug);
+    t.match(reserved.body.error, { code: 'invalid_value', param: 'slug', message: /reserved/ });
+  }
   t.match((await call('POST', '/mcp-servers', { name: '', mcp_integration_id: 'linear' }, a.key)).body.error, { code: 'invalid_value', param: 'name' });
   t.match((await call('PUT', '/mcp-servers/a-server', { description: 'd'.repeat(501) }, a.key)).body.error, { code: 'string_too_long', param: 'description' });
   t.same((await call('PUT', '/mcp-servers/a-server', { name: 'A server 2', description: null }, a.key)).body, {});

@@ -26,6 +26,9 @@ import { findMcpIntegration } from './mcp-integrations.js';
 type Server = Records.McpServerRecord;
 
 /** The base URL MCP clients use, for the request being answered (no trailing slash). */
+/** First path segments the gateway serves itself: a server there would be unreachable or shadow them. */
+const RESERVED_SLUGS: ReadonlySet<string> = new Set(['v1', 'console', 'health', 'metrics', 'model-configs']);
+
 export type BaseUrl = (ctx: GatewayContext) => string;
 
 const integrationDetails = S.record({ id: S.str, slug: S.str, status: S.str, url: S.str, transport: S.str, auth_type: S.str });
@@ -111,10 +114,16 @@ export function mcpServerRoutes(baseUrl: BaseUrl): AnyAdminRoute[] {
         ) {
           throw AdminErrors.notFound('The MCP integration named by mcp_integration_id does not exist.', 'mcp_integration_id');
         }
+        const slug = body.slug ?? slugify(body.name);
+        // `/<slug>/mcp` must not be a path the gateway already serves (slugs are 3+ characters, so
+        // the aggregated `/v1/mcp` is safe by length; `v1` stays listed should that bound change).
+        if (RESERVED_SLUGS.has(slug.toLowerCase())) {
+          throw AdminErrors.invalid(`The slug "${slug}" is reserved: /${slug}/mcp is one of the gateway's own paths. Choose another slug.`, 'slug');
+        }
         const now = nowIso();
         const server: Server = {
           id: uuidv7(),
-          slug: body.slug ?? slugify(body.name),
+          slug,
           name: body.name,
           description: body.description ?? null,
           mcp_integration_id: integration.id,
