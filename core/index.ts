@@ -57,7 +57,7 @@ export { isOrgKey } from './auth/principal.js';
 export * as Scopes from './auth/scopes.js';
 export { adminRoutes, authorize, assertVisible, defineAdminRoute } from './admin/route.js';
 export { listPage } from './admin/list.js';
-export { crudRoutes, versionedRoutes, type CrudBase, type CrudBuilder, type CrudRoute, type VersionedSpec } from './admin/crud.js';
+export { crudRoutes, versionedRoutes, versionedItem, versionedItemFields, type CrudBase, type CrudBuilder, type CrudRoute, type VersionedSpec } from './admin/crud.js';
 export type { AdminRouteDef, AdminInput, AdminRouteMeta, AnyAdminRoute } from './admin/route.js';
 export { AdminErrors } from './admin/errors.js';
 export { findWorkspace, defaultWorkspace } from './admin/workspaces.js';

@@ -105,6 +105,55 @@ export interface VersionedRecord {
   last_updated_at: string;
 }
 
+/** What every versioned record's list item shows (configs, guardrails, prompts, partials). */
+export interface VersionedItemSource extends VersionedRecord {
+  slug: string;
+  name: string;
+  organisation_id: string;
+  version_id: string;
+  owner_id: string | null;
+  created_at: string;
+}
+
+/** The schema of {@link versionedItem}'s fields; a resource spreads it and adds its own. */
+export const versionedItemFields = {
+  id: S.str,
+  slug: S.str,
+  name: S.str,
+  organisation_id: S.str,
+  workspace_id: S.str,
+  status: S.str,
+  version_id: S.str,
+  owner_id: S.strOrNull,
+  updated_by: S.strOrNull,
+  created_at: S.str,
+  last_updated_at: S.str,
+  object: S.str,
+};
+
+/**
+ * The list-item fields a versioned record shares with the others, under its `object` name.
+ *
+ * @example
+ *   ({ ...versionedItem(c, 'config'), is_default: c.is_default })
+ */
+export function versionedItem<O extends string>(r: VersionedItemSource, object: O) {
+  return {
+    id: r.id,
+    slug: r.slug,
+    name: r.name,
+    organisation_id: r.organisation_id,
+    workspace_id: r.workspace_id,
+    status: r.status,
+    version_id: r.version_id,
+    owner_id: r.owner_id,
+    updated_by: r.updated_by,
+    created_at: r.created_at,
+    last_updated_at: r.last_updated_at,
+    object,
+  };
+}
+
 /** A versioned resource: its own create and update, and what list, read, delete and versions need. */
 export interface VersionedSpec<T extends VersionedRecord, V extends { id: string }> {
   /** Named in 404s: `${noun} does not exist.` */

@@ -21,7 +21,7 @@
  * too (`config.input_guardrails[0]["default.wordCount"].max`, a saved guardrail that does not
  * exist in the workspace); without it they are checked by the routing schema only.
  */
-import { assertVisible, crudRoutes, defineAdminRoute, nestsDeeper, nowIso, slugify, uuidv7, versionedRoutes, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
+import { assertVisible, crudRoutes, defineAdminRoute, nestsDeeper, nowIso, slugify, uuidv7, versionedItem, versionedItemFields, versionedRoutes, S, type AnyAdminRoute, type Records, type Store } from '../../core/index.js';
 import { checkConfigUpstreams, validateRoutingConfig, ValidationErrors, type CustomHostPolicy, type GatewayError, type GuardrailService } from '../../core/index.js';
 import { hasGuardrailLists, hiddenGuardrailHeaders, maskConfig, sealConfig, unsealConfig } from './config-secrets.js';
 import { deepFreeze } from './provider-fields.js';
@@ -31,21 +31,7 @@ type ConfigVersion = Records.ConfigVersion;
 
 const resource = 'config';
 
-const itemFields = {
-  id: S.str,
-  slug: S.str,
-  name: S.str,
-  organisation_id: S.str,
-  workspace_id: S.str,
-  is_default: S.int,
-  status: S.str,
-  owner_id: S.strOrNull,
-  updated_by: S.strOrNull,
-  version_id: S.str,
-  created_at: S.str,
-  last_updated_at: S.str,
-  object: S.str,
-};
+const itemFields = { ...versionedItemFields, is_default: S.int };
 const configItem = S.record(itemFields);
 const configDetail = S.record({ ...itemFields, config: S.anyObject });
 const versionItem = S.record({
@@ -64,21 +50,7 @@ type ItemView = Omit<ConfigRecord, 'config'> & { object: 'config' };
 
 /** List items leave the config body out: lists stay small, and no secret needs masking there. */
 function item(c: ConfigRecord): ItemView {
-  return {
-    id: c.id,
-    slug: c.slug,
-    name: c.name,
-    organisation_id: c.organisation_id,
-    workspace_id: c.workspace_id,
-    is_default: c.is_default,
-    status: c.status,
-    owner_id: c.owner_id,
-    updated_by: c.updated_by,
-    version_id: c.version_id,
-    created_at: c.created_at,
-    last_updated_at: c.last_updated_at,
-    object: 'config',
-  };
+  return { ...versionedItem(c, 'config'), is_default: c.is_default };
 }
 
 function detail(store: Store, c: ConfigRecord): ItemView & { config: Record<string, unknown> } {

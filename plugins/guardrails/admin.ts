@@ -19,6 +19,8 @@ import {
   nowIso,
   slugify,
   uuidv7,
+  versionedItem,
+  versionedItemFields,
   versionedRoutes,
   S,
   ValidationErrors,
@@ -37,20 +39,7 @@ type Checks = GuardrailRecord['checks'];
 /** The audit trail's resource type. */
 const resource = 'guardrails';
 
-const itemFields = {
-  id: S.str,
-  slug: S.str,
-  name: S.str,
-  organisation_id: S.str,
-  workspace_id: S.str,
-  status: S.str,
-  owner_id: S.strOrNull,
-  updated_by: S.strOrNull,
-  version_id: S.str,
-  created_at: S.str,
-  last_updated_at: S.str,
-  object: S.str,
-};
+const itemFields = versionedItemFields;
 const checksOut: S.JsonSchema = { type: 'array', items: S.anyObject };
 const guardrailItem = S.record(itemFields);
 const guardrailDetail = S.record({ ...itemFields, checks: checksOut });
@@ -80,20 +69,7 @@ type ItemView = Omit<GuardrailRecord, 'checks'> & { object: 'guardrail' };
 
 /** List items leave the checks out: lists stay small, and no header value needs masking there. */
 function item(g: GuardrailRecord): ItemView {
-  return {
-    id: g.id,
-    slug: g.slug,
-    name: g.name,
-    organisation_id: g.organisation_id,
-    workspace_id: g.workspace_id,
-    status: g.status,
-    owner_id: g.owner_id,
-    updated_by: g.updated_by,
-    version_id: g.version_id,
-    created_at: g.created_at,
-    last_updated_at: g.last_updated_at,
-    object: 'guardrail',
-  };
+  return versionedItem(g, 'guardrail');
 }
 
 function detail(store: Store, g: GuardrailRecord): ItemView & { checks: Checks } {

@@ -8,28 +8,14 @@
  *
  * The scopes are the prompts' (`prompts.create`, …): partials are part of prompts.
  */
-import { AdminErrors, assertVisible, crudRoutes, nowIso, slugify, uuidv7, versionedRoutes, S, type AnyAdminRoute } from '../../core/index.js';
+import { AdminErrors, assertVisible, crudRoutes, nowIso, slugify, uuidv7, versionedItem, versionedItemFields, versionedRoutes, S, type AnyAdminRoute } from '../../core/index.js';
 import { analyseTemplates, findPartial, partialLookup, type PartialRecord, type PartialVersion } from './store.js';
 import { MAX_TEMPLATE_LENGTH } from './routes.js';
 
 const resource = 'prompts';
 
 const contentBody: S.JsonSchema = { type: 'string', minLength: 1, maxLength: MAX_TEMPLATE_LENGTH, description: 'A Mustache template.' };
-const itemFields = {
-  id: S.str,
-  slug: S.str,
-  name: S.str,
-  organisation_id: S.str,
-  workspace_id: S.str,
-  status: S.str,
-  version_id: S.str,
-  version: S.int,
-  owner_id: S.strOrNull,
-  updated_by: S.strOrNull,
-  created_at: S.str,
-  last_updated_at: S.str,
-  object: S.str,
-};
+const itemFields = { ...versionedItemFields, version: S.int };
 const partialItem = S.record(itemFields);
 const partialDetail = S.record({ ...itemFields, content: S.str });
 const versionItem = S.record({
@@ -45,21 +31,7 @@ const versionItem = S.record({
 });
 
 function item(p: PartialRecord): Record<string, unknown> {
-  return {
-    id: p.id,
-    slug: p.slug,
-    name: p.name,
-    organisation_id: p.organisation_id,
-    workspace_id: p.workspace_id,
-    status: p.status,
-    version_id: p.version_id,
-    version: p.version,
-    owner_id: p.owner_id,
-    updated_by: p.updated_by,
-    created_at: p.created_at,
-    last_updated_at: p.last_updated_at,
-    object: 'prompt_partial',
-  };
+  return { ...versionedItem(p, 'prompt_partial'), version: p.version };
 }
 
 function versionOf(p: PartialRecord, description: string | null, userId: string | null, now: string): PartialVersion {

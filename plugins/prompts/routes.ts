@@ -24,6 +24,8 @@ import {
   nowIso,
   slugify,
   uuidv7,
+  versionedItem,
+  versionedItemFields,
   versionedRoutes,
   S,
   type AnyAdminRoute,
@@ -108,23 +110,7 @@ const contentFields = {
   required_variables: S.strings,
   partials: S.strings,
 };
-const itemFields = {
-  id: S.str,
-  slug: S.str,
-  name: S.str,
-  organisation_id: S.str,
-  workspace_id: S.str,
-  status: S.str,
-  version_id: S.str,
-  version: S.int,
-  latest_version: S.int,
-  labels: { type: 'object', additionalProperties: S.int },
-  owner_id: S.strOrNull,
-  updated_by: S.strOrNull,
-  created_at: S.str,
-  last_updated_at: S.str,
-  object: S.str,
-};
+const itemFields = { ...versionedItemFields, version: S.int, latest_version: S.int, labels: { type: 'object', additionalProperties: S.int } };
 const promptItem = S.record(itemFields);
 const promptDetail = S.record({ ...itemFields, ...contentFields, version_description: S.strOrNull });
 const versionItem = S.record({
@@ -143,23 +129,7 @@ const versionItem = S.record({
 const savedAnswer = S.record({ id: S.str, slug: S.str, version_id: S.str, version: S.int, object: S.str });
 
 function item(p: PromptRecord): Record<string, unknown> {
-  return {
-    id: p.id,
-    slug: p.slug,
-    name: p.name,
-    organisation_id: p.organisation_id,
-    workspace_id: p.workspace_id,
-    status: p.status,
-    version_id: p.version_id,
-    version: p.version,
-    latest_version: p.latest_version,
-    labels: p.labels,
-    owner_id: p.owner_id,
-    updated_by: p.updated_by,
-    created_at: p.created_at,
-    last_updated_at: p.last_updated_at,
-    object: 'prompt',
-  };
+  return { ...versionedItem(p, 'prompt'), version: p.version, latest_version: p.latest_version, labels: p.labels };
 }
 
 function content(v: PromptContent): PromptContent {
