@@ -26,6 +26,7 @@
 import type { StreamTranslator } from '../../providers/types.js';
 import { isRecord, stringField } from '../../providers/openai-shape.js';
 import type { SseEvent } from '../../sse/sse-parser.js';
+import { readChatEvent } from '../chat-events.js';
 import { anthropicStreamError } from './errors.js';
 import { messageId, randomId } from './ids.js';
 import { stopReason } from './stop-reasons.js';
@@ -182,27 +183,20 @@ export function createStreamTranslator(request: Json, options: IngressOptions): 
 
   return {
     event(event: SseEvent): SseEvent[] {
-      if (finished || event.data.length === 0) return [];
-      if (event.event === 'error') {
-        let body: unknown;
-        try {
-          body = JSON.parse(event.data);
-        } catch {
-          body = undefined;
-        }
-        return fail([], anthropicStreamError(body));
+      if (finished) return [];
+      const read = readChatEvent(event);
+      switch (read.kind) {
+        case 'error':
+          return fail([], anthropicStreamError(read.body));
+        case 'done':
+          return finish([]);
+        case 'not_json':
+          return fail([], { type: 'error', error: { type: 'api_error', message: 'The upstream sent a stream event that is not JSON.' } });
+        case 'chunk':
+          return chunk(read.data);
+        default:
+          return [];
       }
-      if (event.data === '[DONE]') return finish([]);
-      let data: unknown;
-      try {
-        data = JSON.parse(event.data);
-      } catch {
-        return fail([], { type: 'error', error: { type: 'api_error', message: 'The upstream sent a stream event that is not JSON.' } });
-      }
-      if (!isRecord(data)) return [];
-      // Some compatible servers report a failure as a data chunk rather than an `error` event.
-      if (isRecord(data.error) && !Array.isArray(data.choices)) return fail([], anthropicStreamError(data));
-      return chunk(data);
     },
     end(): SseEvent[] {
       if (finished) return [];

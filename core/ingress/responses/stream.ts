@@ -23,6 +23,7 @@
 import type { StreamTranslator } from '../../providers/types.js';
 import { isRecord, stringField } from '../../providers/openai-shape.js';
 import type { SseEvent } from '../../sse/sse-parser.js';
+import { readChatEvent } from '../chat-events.js';
 import { streamErrorData } from './errors.js';
 import { randomId } from './ids.js';
 import { functionCallItem, messageItem, outcome, responseShell, seconds, textPart, type Status } from './response.js';
@@ -188,27 +189,20 @@ export function createStreamTranslator(request: Json, options: ResponsesOptions)
 
   return {
     event(event: SseEvent): SseEvent[] {
-      if (finished || event.data.length === 0) return [];
-      if (event.event === 'error') {
-        let body: unknown;
-        try {
-          body = JSON.parse(event.data);
-        } catch {
-          body = undefined;
-        }
-        return fail(body);
+      if (finished) return [];
+      const read = readChatEvent(event);
+      switch (read.kind) {
+        case 'error':
+          return fail(read.body);
+        case 'done':
+          return finish([]);
+        case 'not_json':
+          return fail({ error: { message: 'The upstream sent a stream event that is not JSON.', type: 'server_error' } });
+        case 'chunk':
+          return chunk(read.data);
+        default:
+          return [];
       }
-      if (event.data === '[DONE]') return finish([]);
-      let data: unknown;
-      try {
-        data = JSON.parse(event.data);
-      } catch {
-        return fail({ error: { message: 'The upstream sent a stream event that is not JSON.', type: 'server_error' } });
-      }
-      if (!isRecord(data)) return [];
-      // Some compatible servers report a failure as a data chunk rather than an `error` event.
-      if (isRecord(data.error) && !Array.isArray(data.choices)) return fail(data);
-      return chunk(data);
     },
     end(): SseEvent[] {
       if (finished) return [];
