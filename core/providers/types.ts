@@ -112,7 +112,8 @@ export interface ProviderAdapter {
    * A client-dialect route this provider serves natively for some calls only, with its own path
    * and an adjusted body (Claude on Vertex AI takes Anthropic's Messages body at `:rawPredict`,
    * without `model`). Undefined for this call: the usual rules (`nativeRoutes`, else translation).
-   * The answer goes back untouched, as for `nativeRoutes`.
+   * The answer goes back untouched, as for `nativeRoutes`. `body` is the client's (with the
+   * target's overrides): read it, never change it.
    */
   nativeCall?(route: ModelRoute, target: Target, body: Record<string, unknown> | undefined): NativeCall | undefined;
   /**

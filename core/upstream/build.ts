@@ -66,8 +66,12 @@ export function buildCall(rt: Runtime, ctx: GatewayContext, adapter: ProviderAda
   // A route served natively for this call only, on a path and with a body of the adapter's making.
   let nativeCall: NativeCall | undefined;
   if (route !== undefined && adapter.nativeCall !== undefined) {
+    // The adapter decides on the body as it would go out (an override may name the model); without
+    // overrides that is the client's body itself, not a copy (adapters build a new body anyway).
+    const overrides = target.overrideParams;
+    const body = ctx.body !== undefined && overrides !== undefined && Object.keys(overrides).length > 0 ? withOverrides(ctx.body, target) : ctx.body;
     try {
-      nativeCall = adapter.nativeCall(route, target, ctx.body === undefined ? undefined : withOverrides(ctx.body, target));
+      nativeCall = adapter.nativeCall(route, target, body);
     } catch (err) {
       return toGatewayError(err);
     }

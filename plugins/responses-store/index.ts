@@ -23,7 +23,7 @@
 import { actingWorkspace, definePlugin, inputItems, type GatewayContext, type MaybePromise, type SseEvent, type Step } from '../../core/index.js';
 import { ResponsesStoreErrors } from './errors.js';
 import { answerLookup, matchLookup } from './lookup.js';
-import { conversation, keptFor, ResponseRecords, type KeptResponses } from './records.js';
+import { conversation, ResponseRecords, type KeptResponses } from './records.js';
 import { openPgResponses } from './pg-records.js';
 import { responsesStoreOptionsSchema, type ResponsesStoreOptions } from './schema.js';
 
@@ -104,12 +104,12 @@ export default definePlugin<ResponsesStoreOptions>({
     async function prepare(ctx: GatewayContext, body: Json): Promise<Step> {
       const workspace = actingWorkspace(app, ctx);
       const previousId = typeof body.previous_response_id === 'string' && body.previous_response_id.length > 0 ? body.previous_response_id : null;
-      const items = previousId === null ? undefined : await conversation(records, previousId, workspace, options.max_conversation_bytes);
+      const held = previousId === null ? undefined : await conversation(records, previousId, workspace, options.max_conversation_bytes);
       const store = body.store !== false;
-      if (items === undefined && !store) return undefined;
-      const provider = items === undefined ? undefined : ((await keptFor(records, previousId!, workspace))?.native_provider ?? undefined);
+      if (held === undefined && !store) return undefined;
+      const provider = held?.last.native_provider ?? undefined;
       ctx.set('responsesTurn', {
-        ...(items !== undefined ? { previous: { id: previousId!, items, ...(provider !== undefined ? { provider } : {}) } } : {}),
+        ...(held !== undefined ? { previous: { id: previousId!, items: held.items, ...(provider !== undefined ? { provider } : {}) } } : {}),
         ...(store ? { save: (response: Json, input: Json[], native?: string) => keep(workspace, previousId, response, input, native) } : {}),
       });
       return undefined;

@@ -56,17 +56,22 @@ export interface KeptResponses {
 }
 
 /** The record, when it exists, belongs to `workspace` and has not expired. */
-export async function keptFor(records: KeptResponses, id: string, workspace: string): Promise<KeptResponse | undefined> {
+async function keptFor(records: KeptResponses, id: string, workspace: string): Promise<KeptResponse | undefined> {
   const record = await records.find(id);
   return record?.workspace_id === workspace ? record : undefined;
 }
 
 /**
- * Every input and output item of the conversation that ends with `id`, oldest first; undefined
- * when `id` is not held for `workspace`. A link that expired ends the chain there (what is left
- * is still a coherent, shorter conversation).
+ * Every input and output item of the conversation that ends with `id`, oldest first, and the
+ * record `id` names; undefined when `id` is not held for `workspace`. A link that expired ends the
+ * chain there (what is left is still a coherent, shorter conversation).
  */
-export async function conversation(records: KeptResponses, id: string, workspace: string, maxBytes: number): Promise<Json[] | undefined> {
+export async function conversation(
+  records: KeptResponses,
+  id: string,
+  workspace: string,
+  maxBytes: number,
+): Promise<{ items: Json[]; last: KeptResponse } | undefined> {
   const chain: KeptResponse[] = [];
   let next: string | null = id;
   let bytes = 0;
@@ -79,8 +84,9 @@ export async function conversation(records: KeptResponses, id: string, workspace
     chain.push(record);
     next = record.previous_response_id;
   }
-  if (chain.length === 0) return undefined;
-  return chain.reverse().flatMap((r) => [...r.input, ...(Array.isArray(r.response.output) ? (r.response.output as Json[]) : [])]);
+  const last = chain[0];
+  if (last === undefined) return undefined;
+  return { items: chain.reverse().flatMap((r) => [...r.input, ...(Array.isArray(r.response.output) ? (r.response.output as Json[]) : [])]), last };
 }
 
 
