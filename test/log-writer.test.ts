@@ -1,40 +1,120 @@
 /**
- * The log writer's flush (log-writer.ts): a large batch is encoded a slice per event-loop turn,
- * so requests in flight never wait behind the whole batch, and every record is still written once.
+ * The log writer (log-writer.ts) hands records to its thread (log-thread.ts), which writes them
+ * with their index entries into the store this thread reads. Real LMDB, a real worker thread.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { join } from 'node:path';
-import { open } from 'lmdb';
+import { open, type Key, type RootDatabase } from 'lmdb';
 import { tempDir } from './helpers/gateway.js';
 import { createLogger } from '../core/logger.js';
 import { openLogDb, type StoredLog } from '../plugins/logging/log-db.js';
-import { openLogIndex } from '../plugins/logging/log-index.js';
-import { createLogWriter } from '../plugins/logging/log-writer.js';
-import type { Store } from '../core/index.js';
+import { createLogWriter, type LogWriterOptions } from '../plugins/logging/log-writer.js';
+import { LOG_INDEX_DB } from '../plugins/logging/log-index.js';
+import { logStats } from '../plugins/logging/stats.js';
 
-t.test('a batch is written a slice per turn, every record once', async (t) => {
-  const root = open({ path: join(tempDir(), 'writer.mdb'), maxDbs: 16 });
-  t.teardown(() => root.close());
+const record = (id: string, n: number): StoredLog =>
+  ({ id, trace_id: `t-${n}`, status: n % 10 === 0 ? 503 : 200, workspace_id: 'ws-1', model: `model-${n % 3}`, provider: 'openai', api_key_id: null }) as unknown as StoredLog;
+
+function setup(t: Test, overrides: Partial<LogWriterOptions<number>> = {}) {
+  const path = join(tempDir(), 'writer.mdb');
+  const root: RootDatabase = open({ path, maxDbs: 128 });
   const db = openLogDb(root);
-  const idx = openLogIndex({ root } as unknown as Store);
-  let built = 0;
-  const writer = createLogWriter<number>(db, idx, {
+  const lines: Array<{ level: string; msg: string }> = [];
+  const log = createLogger({ level: 'info', write: (line) => lines.push(JSON.parse(line) as { level: string; msg: string }) });
+  const writer = createLogWriter<number>({
+    path,
     queueMax: 10_000,
     flushMs: 60_000,
-    log: createLogger({ level: 'error' }),
-    finish: (n) => {
-      built++;
-      return { id: `rec-${String(n).padStart(5, '0')}`, trace_id: `t-${n}`, status: 200, workspace_id: null, model: null, provider: null, api_key_id: null } as unknown as StoredLog;
-    },
+    log,
+    onCommitted: () => db.resetReadTxn(),
+    finish: (n) => record(`rec-${String(n).padStart(5, '0')}`, n),
+    ...overrides,
   });
-  t.teardown(() => writer.close());
+  t.teardown(async () => {
+    await writer.close();
+    await root.close();
+  });
+  return { root, db, writer, lines };
+}
+
+t.test('records and their index entries are written by the thread, readable here once flush resolves', async (t) => {
+  const { root, db, writer } = setup(t);
   for (let i = 0; i < 500; i++) writer.push(i);
-  const flushed = writer.flush();
-  // Another task on the event loop (a request's next step) runs after the first slice.
-  const seen = await new Promise<number>((resolve) => setImmediate(() => resolve(built)));
-  t.ok(seen > 0 && seen < 100, `the event loop ran between slices (after ${seen} of 500 records)`);
-  await flushed;
-  t.equal(built, 500, 'every record built once');
-  t.equal([...db.getKeys({})].length, 500, 'every record written');
+  await writer.flush();
+  t.equal(writer.queued, 0, 'nothing left to write');
+  t.equal([...db.getKeys({})].length, 500, 'every record written once');
   t.equal(db.get('rec-00499')?.trace_id, 't-499', 'the last one complete');
+  const idx = root.openDB<unknown, Key>({ name: LOG_INDEX_DB });
+  const byModel = [...idx.getKeys({ start: ['md', 'model-1'], end: ['md', 'model-1', '\uffff'] })];
+  t.equal(byModel.length, 167, 'model index entries for every record of that model');
+  const failed = [...idx.getKeys({ start: ['st', '503'], end: ['st', '503', '\uffff'] })];
+  t.equal(failed.length, 50, 'status entries for the 503s only (2xx are not indexed)');
+});
+
+t.test('a full batch leaves without waiting for the timer', async (t) => {
+  const { db, writer } = setup(t);
+  for (let i = 0; i < 40; i++) writer.push(i);
+  const deadline = Date.now() + 5000;
+  while ([...db.getKeys({})].length < 32 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    db.resetReadTxn();
+  }
+  t.ok([...db.getKeys({})].length >= 32, 'the first 32 records are written with flush_ms a minute away');
+});
+
+t.test('queue_max bounds the records queued here and in the thread together', async (t) => {
+  const { db, writer } = setup(t, { queueMax: 50 });
+  const before = logStats.dropped;
+  let accepted = 0;
+  for (let i = 0; i < 120; i++) if (writer.push(i)) accepted++;
+  t.equal(accepted, 50, 'the first 50 are taken');
+  t.equal(logStats.dropped - before, 70, 'the rest are dropped and counted');
+  t.ok(writer.queued <= 50, 'the backlog never passes the bound');
+  await writer.flush();
+  t.equal([...db.getKeys({})].length, 50, 'what was taken is written');
+  t.ok(writer.push(200), 'room again once written');
+});
+
+t.test('a record the store cannot take costs only itself', async (t) => {
+  const { db, writer, lines } = setup(t, { finish: (n) => record(n === 3 ? `too-long-${'x'.repeat(3000)}` : `rec-${n}`, n) });
+  const before = logStats.dropped;
+  for (let i = 0; i < 10; i++) writer.push(i);
+  await writer.flush();
+  t.equal([...db.getKeys({})].length, 9, 'the other nine are written');
+  t.equal(logStats.dropped - before, 1, 'the one is counted as dropped');
+  t.ok(
+    lines.some((l) => l.level === 'error' && l.msg === 'log batch write failed'),
+    'and logged',
+  );
+});
+
+t.test('a thread that dies loses its batch, counted; the next batch gets a new thread', async (t) => {
+  const { writer, lines } = setup(t, { threadFile: new URL('./helpers/dying-log-thread.js', import.meta.url) });
+  const before = logStats.dropped;
+  for (let i = 0; i < 5; i++) writer.push(i);
+  await writer.flush();
+  t.equal(logStats.dropped - before, 5, 'the lost batch is counted');
+  t.equal(writer.queued, 0, 'and no longer held');
+  t.ok(
+    lines.some((l) => l.msg === 'log thread stopped: its batches are lost'),
+    'and logged',
+  );
+  for (let i = 0; i < 3; i++) writer.push(i);
+  await writer.flush();
+  t.equal(logStats.dropped - before, 8, 'a second thread took (and lost) the next batch: the writer did not hang');
+});
+
+t.test('close writes what is queued and stops the thread', async (t) => {
+  const path = join(tempDir(), 'close.mdb');
+  const root = open({ path, maxDbs: 128 });
+  t.teardown(() => root.close());
+  const db = openLogDb(root);
+  const writer = createLogWriter<number>({ path, queueMax: 100, flushMs: 60_000, log: createLogger({ level: 'error' }), finish: (n) => record(`c-${n}`, n) });
+  for (let i = 0; i < 10; i++) writer.push(i);
+  await writer.close();
+  db.resetReadTxn();
+  t.equal([...db.getKeys({})].length, 10, 'every queued record is durable');
+  t.notOk(writer.push(11), 'a closed writer takes nothing');
+  await db.put('after', record('after', 0));
+  t.ok(db.get('after'), 'the store stays usable here after the thread closed its handle');
 });

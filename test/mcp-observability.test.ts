@@ -149,7 +149,8 @@ t.test('an MCP call is a log record with its mcp fields, found by mcp_server and
   t.equal((await adminGet(gw, '/v1/logs?mcp_tool=file:///notes.md')).body.data[0].mcp.method, 'resources/read');
   t.equal((await adminGet(gw, '/v1/logs?mcp_server=nope')).body.data.length, 0);
 
-  // Admin requests are not MCP: no mcp field, route `plugin`.
+  // Admin requests are not MCP: no mcp field, route `plugin`. Their records are written after them.
+  await settle(gw);
   const plain = await adminGet(gw, '/v1/logs?route=plugin');
   t.ok(plain.body.data.length > 0);
   for (const r of plain.body.data) t.equal(r.mcp, undefined, 'no mcp field on other records');

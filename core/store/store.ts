@@ -118,8 +118,13 @@ export interface Store {
   readonly replica?: ControlPlaneReplica;
   /** Small key-value settings (schema version, bootstrap state). */
   readonly meta: Database<unknown, string | string[]>;
-  /** Waits for pending asynchronous writes to be durable. */
+  /** Waits for pending asynchronous writes to be durable, those of registered writers too. */
   flush(): Promise<void>;
+  /**
+   * Registers a writer that holds writes outside this thread's lmdb queue (the logging plugin's
+   * write thread): {@link flush} writes and waits for them too. Returns the removal.
+   */
+  addWriter(flush: () => Promise<void>): () => void;
   close(): Promise<void>;
 }
 
@@ -152,6 +157,7 @@ export function openStore(options: OpenStoreOptions): Store {
   const meta = root.openDB<unknown, string | string[]>({ name: 'meta' });
   const collection = <T extends { id: string }>(def: CollectionDefinition<T>): Collection<T> =>
     new Collection<T>(root, meta as unknown as Database<number, string | string[]>, def);
+  const writers = new Set<() => Promise<void>>();
   const store: Store = {
     path,
     root,
@@ -161,7 +167,12 @@ export function openStore(options: OpenStoreOptions): Store {
     meta,
     ...(options.distributed ? { distributed: options.distributed } : {}),
     async flush() {
+      await Promise.all([...writers].map((w) => w()));
       await root.flushed;
+    },
+    addWriter(flush) {
+      writers.add(flush);
+      return () => writers.delete(flush);
     },
     async close() {
       capacity.close();

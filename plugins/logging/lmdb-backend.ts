@@ -33,13 +33,18 @@ export function openLmdbBackend<P>(store: Store, options: BackendOptions<P>): Lo
   const db = openLogDb(store.root);
   const idx = openLogIndex(store);
   const backfill = startBackfill(db, idx, options.log);
-  const writer = createLogWriter<P>(db, idx, {
+  const writer = createLogWriter<P>({
+    path: store.path,
+    // A read right after a flush sees the batch: this thread's snapshot may predate the thread's commit.
+    onCommitted: () => db.resetReadTxn(),
     queueMax: options.queueMax,
     flushMs: options.flushMs,
     log: options.log,
     storeFull: () => store.capacity.full(),
     finish: options.finish,
   });
+  // `store.flush()` (shutdown, tests) waits for the records in the write thread too.
+  const removeWriter = store.addWriter(() => writer.flush());
   const sweeper = startSweeper(db, {
     everyMs: SWEEP_EVERY_MS,
     retentionMs: options.retentionDays * DAY_MS,
@@ -94,6 +99,7 @@ export function openLmdbBackend<P>(store: Store, options: BackendOptions<P>): Lo
     },
     writer,
     async close() {
+      removeWriter();
       sweeper.stop();
       backfill.stop();
       await backfill.finished;

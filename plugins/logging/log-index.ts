@@ -16,7 +16,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database, Key } from 'lmdb';
-import { quietWrite, type Logger, type Store } from '../../core/index.js';
+import type { Logger, Store } from '../../core/index.js';
+// Not from core/index.js: the log thread (log-thread.ts) loads this module and nothing of the core it does not use.
+import { quietWrite } from '../../core/store/write-failures.js';
 import { LOGS_DB, type LogDb, type StoredLog } from './log-db.js';
 
 /** The indexed fields, by their short key name. */
