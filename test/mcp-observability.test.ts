@@ -7,6 +7,7 @@
  * never limited, and model traffic not counted by an MCP policy.
  */
 import t from 'tap';
+import { runExport } from './helpers/log-export.js';
 import { request } from 'undici';
 import { startGateway, startMock, direct, ADMIN_KEY, type StartedGateway, type MockUpstream } from './helpers/gateway.js';
 import { needServices } from './helpers/services.js';
@@ -148,6 +149,13 @@ t.test('an MCP call is a log record with its mcp fields, found by mcp_server and
   t.match(boom.body.data[0].mcp, { server: 'github', outcome: 'error', error_code: -32603 });
   t.equal((await adminGet(gw, '/v1/logs?mcp_tool=file:///notes.md')).body.data[0].mcp.method, 'resources/read');
   t.equal((await adminGet(gw, '/v1/logs?mcp_server=nope')).body.data.length, 0);
+
+  // Exports filter the same way (comma lists).
+  const exported = await runExport(gw.url, ADMIN_KEY, { mcp_server: 'github', mcp_tool: 'search_issues,boom' }, ['id']);
+  t.equal(exported.total, 2, 'an export by mcp_server and mcp_tool counts the two calls');
+  t.same(exported.lines.map((l) => l.id).sort(), [rec.id, boom.body.data[0].id].sort(), 'and holds exactly them');
+  t.equal((await runExport(gw.url, ADMIN_KEY, { mcp_server: 'jira,github' }, ['id'])).total, 6, 'every server named');
+  t.equal((await runExport(gw.url, ADMIN_KEY, { mcp_server: 'nope' }, ['id'])).total, 0, 'an unknown server: nothing');
 
   // Admin requests are not MCP: no mcp field, route `plugin`. Their records are written after them.
   await settle(gw);

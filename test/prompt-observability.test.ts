@@ -6,6 +6,7 @@
  * reference from a test header, so these run before the prompts plugin's completions route.
  */
 import t from 'tap';
+import { runExport } from './helpers/log-export.js';
 import { request } from 'undici';
 import { definePlugin } from '../core/index.js';
 import { ADMIN_KEY, direct, startGateway, startMock } from './helpers/gateway.js';
@@ -69,6 +70,11 @@ t.test('prompt_slug and prompt_version_id in logs and analytics', async (t) => {
   t.same(welcome.data.map((r: Json) => r.prompt_version_id).sort(), ['welcome-v1', 'welcome-v2', 'welcome-v2']);
   const one = await get(`/v1/logs/${welcome.data[0].id}`);
   t.equal(one.prompt_slug, 'welcome', 'GET /v1/logs/:id carries it');
+
+  const exported = await runExport(gw.url, ADMIN_KEY, { prompt_slug: 'welcome' }, ['id', 'prompt_slug']);
+  t.equal(exported.total, 3, 'an export by prompt_slug counts the prompt\'s requests');
+  t.same(exported.lines.map((l) => l.prompt_slug), ['welcome', 'welcome', 'welcome'], 'and its lines carry the slug');
+  t.equal((await runExport(gw.url, ADMIN_KEY, { prompt_slug: 'summary,welcome' }, ['id'])).total, 4, 'a comma list');
 
   const range = `time_of_generation_min=${new Date(start - 60_000).toISOString()}&time_of_generation_max=${new Date(Date.now() + 60_000).toISOString()}`;
   const filtered = await get(`/v1/analytics/graphs/requests?${range}&prompt_slug=welcome`);

@@ -3,8 +3,9 @@
  * `requested_data`). Filters become a time window (a key range) and a predicate; the requested
  * fields become a projection that keeps the caller's field order.
  *
- * Ours besides the reference's: `provider`, `api_key_id` and `route` (comma lists, as GET
- * /v1/logs filters them), so an export can hold exactly what a filtered log list shows. A
+ * Ours besides the reference's: `provider`, `api_key_id`, `route`, `mcp_server` and `mcp_tool`
+ * (comma lists, as GET /v1/logs filters them), so an export can hold exactly what a filtered log
+ * list shows. `prompt_slug` matches the stored prompt a request rendered, as the log list's does. A
  * `configs` item matches as the log list's `config` does (a bare slug or id matches `config:<it>`).
  */
 import { AdminErrors, S } from '../../core/index.js';
@@ -38,6 +39,8 @@ export interface ExportFilters {
   provider?: string;
   api_key_id?: string;
   route?: string;
+  mcp_server?: string;
+  mcp_tool?: string;
   page_size?: number;
   current_page?: number;
 }
@@ -77,6 +80,8 @@ export const exportFiltersSchema: S.JsonSchema = {
     provider: { ...list, description: 'Comma list of providers (ours, as GET /v1/logs `provider`).' },
     api_key_id: { ...list, description: 'Comma list of API key ids (ours, as GET /v1/logs `api_key_id`).' },
     route: { ...list, description: 'Comma list of routes, e.g. `chat.completions,embeddings` (ours, as GET /v1/logs `route`).' },
+    mcp_server: { ...list, description: 'Comma list of MCP server slugs (ours, as GET /v1/logs `mcp_server`).' },
+    mcp_tool: { ...list, description: 'Comma list of MCP tools, prompt names or resource URIs (ours, as GET /v1/logs `mcp_tool`).' },
     page_size: { type: 'integer', minimum: 1, maximum: EXPORT_PAGE_MAX },
     current_page: { type: 'integer', minimum: 0 },
   },
@@ -119,7 +124,7 @@ const FIELD: Record<RequestedField, (r: StoredLog) => unknown> = {
   // The record keeps which option answered, not the strategy mode of the config.
   mode: () => null,
   config: (r) => r.config,
-  prompt_slug: () => null,
+  prompt_slug: (r) => r.prompt_slug ?? null,
   metadata: (r) => r.metadata,
 };
 
@@ -171,6 +176,9 @@ export function exportSelection(f: ExportFilters, workspaceId: string | null, re
   const providers = csv(f.provider);
   const apiKeys = csv(f.api_key_id);
   const routes = csv(f.route);
+  const mcpServers = csv(f.mcp_server);
+  const mcpTools = csv(f.mcp_tool);
+  const promptSlugs = csv(f.prompt_slug);
   // An unknown slug selects nothing rather than everything.
   const slugWorkspace = f.workspace_slug === undefined ? undefined : (resolveWorkspace(f.workspace_slug) ?? '\u0000none');
   const needsFeedback = f.weighted_feedback_min !== undefined || f.weighted_feedback_max !== undefined;
@@ -210,8 +218,9 @@ export function exportSelection(f: ExportFilters, workspaceId: string | null, re
       if (providers !== undefined && (r.provider === null || !providers.has(r.provider))) return false;
       if (apiKeys !== undefined && (r.api_key_id === null || !apiKeys.has(r.api_key_id))) return false;
       if (routes !== undefined && !routes.has(r.route)) return false;
-      // The gateway has no prompt templates: a prompt_slug filter matches no record.
-      if (f.prompt_slug !== undefined) return false;
+      if (mcpServers !== undefined && (r.mcp?.server == null || !mcpServers.has(r.mcp.server))) return false;
+      if (mcpTools !== undefined && (r.mcp?.tool == null || !mcpTools.has(r.mcp.tool))) return false;
+      if (promptSlugs !== undefined && (r.prompt_slug === undefined || !promptSlugs.has(r.prompt_slug))) return false;
       if (needsFeedback) {
         const score = feedback?.get(r.trace_id);
         if (score === undefined || !within(score, f.weighted_feedback_min, f.weighted_feedback_max)) return false;
