@@ -13,7 +13,7 @@ export interface Answer {
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
-export async function call(host: Host, method: Method, path: string, body?: unknown, key = ADMIN_KEY, headers: Record<string, string> = {}): Promise<Answer> {
+export async function call(host: Pick<Host, 'url'>, method: Method, path: string, body?: unknown, key = ADMIN_KEY, headers: Record<string, string> = {}): Promise<Answer> {
   const res = await fetch(`${host.url}${path}`, {
     method,
     headers: { 'x-gateway-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
