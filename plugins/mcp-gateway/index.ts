@@ -183,7 +183,8 @@ export default definePlugin<McpGatewayOptions>({
         const v = headerString(ctx.headers, name);
         if (v !== undefined) headers.set(name, v);
       }
-      const request = new Request(`http://gateway${ctx.path}`, { method: ctx.method, headers, ...(message !== undefined ? { body: JSON.stringify(message) } : {}) });
+      // No body: the transport takes the parsed message (a body would be a web stream per call).
+      const request = new Request(`http://gateway${ctx.path}`, { method: ctx.method, headers });
       let response: Response;
       try {
         response = await session.transport.handleRequest(request, message !== undefined ? { parsedBody: message } : {});

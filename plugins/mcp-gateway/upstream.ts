@@ -14,7 +14,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import { STATUS_CODES } from 'node:http';
+import type { Dispatcher } from 'undici';
 import { checkUpstreamUrl, type CustomHostPolicy, type Records, type Store } from '../../core/index.js';
 import { VERSION } from '../../core/version.js';
 
@@ -53,10 +54,44 @@ export interface ConnectOptions {
   signal?: AbortSignal;
 }
 
-/** A `fetch` for the SDK transports: the guarded dispatcher, no redirects. */
+/** Statuses whose response has no body, which `new Response()` refuses one for. */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * A `fetch` for the SDK transports on the guarded dispatcher's request API. Redirects come back
+ * as they are (the SDK follows same-origin ones itself, through this fetch again).
+ *
+ * Not undici's `fetch`: per call that built a `Request`, cloned it and teed its body (any redirect
+ * mode but "error"), and added a listener to the transport's one long-lived abort signal that was
+ * removed only when the request was garbage-collected, so each call scanned the listeners of all
+ * calls since the last major GC. `request()` removes its listener when the response ends.
+ */
 export function guardedFetch(dispatcher: Dispatcher): FetchLike {
-  return ((url: string | URL, init?: RequestInit) =>
-    undiciFetch(url, { ...(init as object), dispatcher, redirect: 'manual' } as Parameters<typeof undiciFetch>[1])) as unknown as FetchLike;
+  return async (url: string | URL, init?: RequestInit): Promise<Response> => {
+    const target = typeof url === 'string' ? new URL(url) : url;
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((v, k) => (headers[k] = v));
+    const method = init?.method ?? 'GET';
+    const signal = init?.signal ?? undefined;
+    const res = await dispatcher.request({
+      origin: target.origin,
+      path: `${target.pathname}${target.search}`,
+      method: method as Dispatcher.HttpMethod,
+      headers,
+      body: typeof init?.body === 'string' ? init.body : undefined,
+      ...(signal !== undefined ? { signal } : {}),
+    });
+    const out = new Headers();
+    for (const [k, v] of Object.entries(res.headers)) {
+      if (Array.isArray(v)) for (const one of v) out.append(k, one);
+      else if (v !== undefined) out.set(k, v);
+    }
+    const empty = NULL_BODY.has(res.statusCode) || method === 'HEAD';
+    if (empty) res.body.resume();
+    // undici's own web view of the body (`Readable.toWeb` throws past a closed controller on Node 20).
+    const body = empty ? null : (res.body as unknown as { body: ReadableStream<Uint8Array> }).body;
+    return new Response(body, { status: res.statusCode, statusText: STATUS_CODES[res.statusCode] ?? '', headers: out });
+  };
 }
 
 /** Connects and initializes an SDK client to `target`; rejects with {@link UpstreamUnavailable}. */
@@ -85,7 +120,8 @@ export async function connectUpstream(target: UpstreamTarget, options: ConnectOp
 
 /** An error's message without anything that could hold a header value. */
 export function describe(err: unknown): string {
-  const e = err as { message?: unknown; cause?: { code?: unknown; message?: unknown } };
-  const cause = e?.cause && typeof e.cause.code === 'string' ? ` (${e.cause.code})` : '';
+  const e = err as { message?: unknown; code?: unknown; cause?: { code?: unknown; message?: unknown } };
+  const code = typeof e?.code === 'string' ? e.code : e?.cause && typeof e.cause.code === 'string' ? e.cause.code : undefined;
+  const cause = code !== undefined && !(typeof e?.message === 'string' && e.message.includes(code)) ? ` (${code})` : '';
   return `${typeof e?.message === 'string' ? e.message.slice(0, 300) : String(err).slice(0, 300)}${cause}`;
 }

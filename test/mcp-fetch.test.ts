@@ -1,0 +1,114 @@
+/**
+ * The `fetch` the MCP gateway gives the SDK's client transports (plugins/mcp-gateway/upstream.ts):
+ * undici's request API behind a web `Response`, over a real socket. What the SDK relies on, and the
+ * reason it is not undici's `fetch`: a transport passes one long-lived abort signal to every call,
+ * and no call may leave a listener on it behind.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { getEventListeners } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { Agent } from 'undici';
+import { guardedFetch } from '../plugins/mcp-gateway/upstream.js';
+
+async function serve(t: { teardown(fn: () => unknown): void }, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  }));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function agent(t: { teardown(fn: () => unknown): void }): Agent {
+  const a = new Agent();
+  t.teardown(() => a.close());
+  return a;
+}
+
+t.test('one long-lived signal over many calls keeps no listener per call', async (t) => {
+  const seen: Array<{ body: string; header: string | undefined }> = [];
+  const origin = await serve(t, (req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      seen.push({ body, header: req.headers['x-credential'] as string | undefined });
+      res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'] });
+      res.end(JSON.stringify({ n: seen.length }));
+    });
+  });
+  const fetch = guardedFetch(agent(t));
+  const transport = new AbortController();
+  const listeners: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const headers = new Headers({ 'content-type': 'application/json', 'x-credential': 'held' });
+    const res = await fetch(`${origin}/mcp?i=${i}`, { method: 'POST', headers, body: JSON.stringify({ i }), signal: transport.signal });
+    t.equal(res.status, 200);
+    t.same(await res.json(), { n: i + 1 });
+    listeners.push(getEventListeners(transport.signal, 'abort').length);
+  }
+  t.same(new Set(listeners), new Set([0]), 'every call took its listener off the signal when its answer ended');
+  t.same(seen[49], { body: '{"i":49}', header: 'held' }, 'body and headers reach the server');
+  const last = await fetch(`${origin}/mcp`, { method: 'POST', body: '{}' });
+  t.equal(last.headers.get('set-cookie'), 'a=1, b=2', 'repeated response headers are kept');
+  t.equal(last.statusText, 'OK');
+  await last.body?.cancel();
+});
+
+t.test('aborting the long-lived signal ends a stream in the middle', async (t) => {
+  const origin = await serve(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: first\n\n');
+  });
+  const fetch = guardedFetch(agent(t));
+  const transport = new AbortController();
+  const res = await fetch(`${origin}/mcp`, { method: 'GET', signal: transport.signal });
+  t.equal(res.headers.get('content-type'), 'text/event-stream');
+  const reader = res.body!.getReader();
+  t.equal(new TextDecoder().decode((await reader.read()).value), 'data: first\n\n');
+  t.equal(getEventListeners(transport.signal, 'abort').length, 1, 'the open stream listens');
+  transport.abort();
+  await t.rejects(reader.read(), 'the pending read fails once the signal aborts');
+});
+
+t.test('redirects come back as they are; bodiless statuses have no body', async (t) => {
+  let followed = 0;
+  const origin = await serve(t, (req, res) => {
+    if (req.url === '/elsewhere') {
+      followed++;
+      res.end('followed');
+    } else if (req.url === '/accepted') {
+      res.writeHead(202).end();
+    } else if (req.url === '/empty') {
+      res.writeHead(204).end();
+    } else res.writeHead(307, { location: '/elsewhere' }).end('moved');
+  });
+  const fetch = guardedFetch(agent(t));
+  const moved = await fetch(`${origin}/mcp`, { method: 'POST', body: '{}' });
+  t.equal(moved.status, 307);
+  t.equal(moved.headers.get('location'), '/elsewhere');
+  await moved.body?.cancel();
+  t.equal(followed, 0, 'not followed');
+  const empty = await fetch(`${origin}/empty`, { method: 'DELETE' });
+  t.equal(empty.status, 204);
+  t.equal(empty.body, null);
+  const accepted = await fetch(`${origin}/accepted`, { method: 'POST', body: '{}' });
+  t.equal(accepted.status, 202);
+  t.equal(await accepted.text(), '');
+});
+
+t.test('a refused connection rejects with its code', async (t) => {
+  const origin = await serve(t, (_req, res) => res.end());
+  const fetch = guardedFetch(agent(t));
+  // A port that was just closed.
+  const closed = await new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+  t.ok(origin);
+  await t.rejects(fetch(`http://127.0.0.1:${closed}/mcp`, { method: 'POST', body: '{}' }), { code: 'ECONNREFUSED' });
+});
