@@ -32,6 +32,8 @@ t.test('the MCP gateway', async (t) => {
   await registerMcpServer(gw, 'beta', beta.url, ws);
   await registerMcpServer(gw, 'sloth', alpha.url, ws, { 'x-upstream-token': TOKEN });
   await registerMcpServer(gw, 'gone', 'http://127.0.0.1:9/mcp', ws);
+  const legacy = await startMcpUpstream(t, { name: 'legacy-upstream', transport: 'sse' });
+  await registerMcpServer(gw, 'legacy', legacy.url, ws, undefined, 'sse');
   const key = insertKey(gw.store, { workspace_id: ws, scopes: ['mcp.invoke'], name: 'agent' });
 
   await t.test('initialize, list and call tools through /<slug>/mcp; the credential is the gateway\'s', async (t) => {
@@ -128,14 +130,25 @@ t.test('the MCP gateway', async (t) => {
     const started = Date.now();
     const slow = await rpcError(sloth.callTool({ name: 'slow', arguments: { ms: 5000 } }));
     t.equal(slow.code, -32001, 'the per-server timeout (400 ms) ends a slow call');
+    t.equal(slow.message, 'MCP error -32001: Request timed out', 'the error as a direct call reads it, prefixed once');
     t.ok(Date.now() - started < 4000, `within the timeout (${Date.now() - started} ms)`);
 
     const { client } = await mcpClient(t, `${gw.url}/alpha/mcp`, key);
     const t0 = Date.now();
     const crashed = await rpcError(client.callTool({ name: 'crash', arguments: {} }, undefined, { timeout: 20_000 }));
     t.equal(crashed.code, -32011, `a server that dies mid-call (${crashed.message})`);
+    t.equal(crashed.message, 'MCP error -32011: The MCP server "alpha" closed the connection mid-call.');
     t.ok(Date.now() - t0 < 10_000, 'at once, not after a timeout');
     t.equal(resultText(await client.callTool({ name: 'echo', arguments: { text: 'again' } })), 'again', 'the next call reconnects');
+
+    // The same over the older SSE transport: the call's answer would come on the stream that died.
+    const { client: old } = await mcpClient(t, `${gw.url}/legacy/mcp`, key);
+    t.equal(resultText(await old.callTool({ name: 'echo', arguments: { text: 'sse' } })), 'sse', 'an SSE-transport server answers');
+    const t1 = Date.now();
+    const dropped = await rpcError(old.callTool({ name: 'crash', arguments: {} }, undefined, { timeout: 20_000 }));
+    t.equal(dropped.code, -32011, `an SSE-transport server that dies mid-call (${dropped.message})`);
+    t.ok(Date.now() - t1 < 10_000, `at once, not after a timeout (${Date.now() - t1} ms)`);
+    t.equal(resultText(await old.callTool({ name: 'echo', arguments: { text: 'back' } })), 'back', 'the next call reconnects over SSE');
   });
 
   await t.test('a client that cancels cancels the upstream call', async (t) => {

@@ -40,7 +40,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { GatewayContext, GuardrailOutcome, GuardrailService, McpCall, Store, TextVerdict } from '../../core/index.js';
 import { VERSION } from '../../core/version.js';
 import { reachableServer, reachableServers, refusal, type CapabilityType, type Reachable } from './access.js';
-import { MCP_DENIED, McpErrors } from './errors.js';
+import { GatewayMcpError, McpErrors, relayed } from './errors.js';
 import type { Session } from './session.js';
 import { describe, UpstreamUnavailable } from './upstream.js';
 
@@ -262,7 +262,7 @@ export function createProxyServer(session: Session, options: ProxyOptions): Serv
           const items = await list(await client(r), extra.signal);
           return items.map((item) => keep(r, item)).filter((x): x is T => x !== undefined);
         } catch (err) {
-          if (session.scope.kind === 'one') throw err instanceof McpError ? err : McpErrors.unavailable(`MCP server "${r.server.slug}": ${describe(err)}`);
+          if (session.scope.kind === 'one') throw err instanceof McpError ? relayed(err) : McpErrors.unavailable(`MCP server "${r.server.slug}": ${describe(err)}`);
           return [];
         }
       }),
@@ -291,9 +291,9 @@ export function createProxyServer(session: Session, options: ProxyOptions): Serv
     } catch (err) {
       if (err instanceof McpError) {
         if (err.code === ErrorCode.ConnectionClosed) throw McpErrors.unavailable(`The MCP server "${r.server.slug}" closed the connection mid-call.`);
-        throw err;
+        throw relayed(err);
       }
-      if (signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'The call was cancelled.');
+      if (signal.aborted) throw new GatewayMcpError(ErrorCode.ConnectionClosed, 'The call was cancelled.');
       throw McpErrors.unavailable(`The MCP server "${r.server.slug}" failed mid-call: ${describe(err)}`);
     } finally {
       if (record !== undefined) record.upstream_ms = performance.now() - started;
@@ -313,8 +313,8 @@ export function createProxyServer(session: Session, options: ProxyOptions): Serv
     let found: Texts | undefined;
     const about = { route: 'mcp', provider: r.server.slug, model: name };
     const failed = (err: unknown): never => {
-      if (err instanceof McpError) throw err;
-      throw new McpError(ErrorCode.InternalError, `Guardrails could not check ${what}: ${err instanceof Error ? err.message : String(err)}`);
+      if (err instanceof McpError) throw relayed(err);
+      throw new GatewayMcpError(ErrorCode.InternalError, `Guardrails could not check ${what}: ${err instanceof Error ? err.message : String(err)}`);
     };
     let v: ReturnType<GuardrailService['checkTexts']>;
     try {
@@ -327,7 +327,7 @@ export function createProxyServer(session: Session, options: ProxyOptions): Serv
       if (verdict.denied) {
         const results = ctx.get('guardrailResults');
         const message = phase === 'input' ? `A guardrail denied ${what}: it was not sent to the MCP server. Denied by ${deniedBy(verdict.outcomes)}.` : `A guardrail denied ${what}. Denied by ${deniedBy(verdict.outcomes)}.`;
-        throw new McpError(MCP_DENIED, message, results === undefined ? undefined : { hook_results: results });
+        throw McpErrors.denied(message, results === undefined ? undefined : { hook_results: results });
       }
       return verdict.parts === found!.texts || verdict.redacted === 0 ? root : writeBack(root, found!, verdict.parts);
     };

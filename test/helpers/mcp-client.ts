@@ -26,12 +26,13 @@ export async function registerMcpServer(
   url: string,
   workspace: string,
   headers?: Record<string, string>,
+  transport: 'http' | 'sse' = 'http',
 ): Promise<void> {
   const integration = await adminCall(gw, 'POST', '/v1/mcp-integrations', {
     name: `${slug} integration`,
     slug: `${slug}-int`,
     url,
-    transport: 'http',
+    transport,
     auth_type: headers === undefined ? 'none' : 'headers',
     workspace_id: workspace,
     ...(headers === undefined ? {} : { configurations: { custom_headers: headers } }),
