@@ -20,11 +20,15 @@ export interface Reachable {
   integration: Records.McpIntegrationRecord;
 }
 
-/** The server named `slug`, if the principal may use it (else undefined: not found, as for a stranger's). */
+/**
+ * The server named `slug`, if the principal may use it (else undefined: not found, as for a
+ * stranger's). Read through the collections' memory caches (every call asks, more than once): the
+ * records are shared, never mutate them.
+ */
 export function reachableServer(store: Store, principal: Principal, slug: string): Reachable | undefined {
-  const server = store.c.mcpServers.getBy('slug', slug) ?? store.c.mcpServers.get(slug);
+  const server = store.c.mcpServers.cachedBy('slug', slug) ?? store.c.mcpServers.cached(slug);
   if (server === undefined || server.status !== 'active' || server.workspace_id !== principal.workspace_id) return undefined;
-  const integration = store.c.mcpIntegrations.get(server.mcp_integration_id);
+  const integration = store.c.mcpIntegrations.cached(server.mcp_integration_id);
   if (integration === undefined || integration.status !== 'active') return undefined;
   return { server, integration };
 }
@@ -49,7 +53,7 @@ export function refusal(store: Store, principal: Principal, r: Reachable, type: 
     return `The ${type} "${name}" is disabled on the MCP server "${r.server.slug}".`;
   }
   const subject = type === 'resource' ? `${r.server.slug}/*` : `${r.server.slug}/${name}`;
-  const workspace = principal.workspace_id === null ? undefined : store.c.workspaces.get(principal.workspace_id);
+  const workspace = principal.workspace_id === null ? undefined : store.c.workspaces.cached(principal.workspace_id);
   const wsList = workspace?.defaults.mcp_tools;
   if (wsList !== undefined && !matchesAny(wsList, subject, type === 'resource')) {
     return `The ${type} "${name}" of "${r.server.slug}" is not in this workspace's MCP allow-list.`;
