@@ -275,8 +275,16 @@ export function createProxyServer(session: Session, options: ProxyOptions): Serv
     const record = session.calls.get(extra.requestId);
     if (record !== undefined) record.server = r.server.slug;
     const c = await client(r);
+    // Cancelled by the client (notifications/cancelled: the SDK aborts extra.signal) or gone (its
+    // HTTP request ended: index.ts aborts the local one). One listener, not AbortSignal.any's
+    // composite signal per call.
     const local = session.aborts.get(extra.requestId);
-    const signal = local === undefined ? extra.signal : AbortSignal.any([extra.signal, local.signal]);
+    let signal = extra.signal;
+    if (local !== undefined) {
+      if (extra.signal.aborted) local.abort(extra.signal.reason);
+      else extra.signal.addEventListener('abort', () => local.abort(extra.signal.reason), { once: true });
+      signal = local.signal;
+    }
     const token = extra._meta?.progressToken;
     const started = performance.now();
     try {
