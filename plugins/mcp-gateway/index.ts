@@ -43,6 +43,7 @@ import { MCP_DENIED } from './errors.js';
 import { createProxyServer, SEPARATOR } from './proxy.js';
 import { mcpGatewayOptionsSchema, type McpGatewayOptions } from './schema.js';
 import { Session, Sessions, type Scope } from './session.js';
+import { SharedSessions } from './shared-sessions.js';
 
 const META = { mcp: true, bearerAuth: true };
 /** The headers of MCP's HTTP transport the SDK's transport reads. */
@@ -113,8 +114,27 @@ export default definePlugin<McpGatewayOptions>({
     // Looked up at first use; without the plugin, arguments and results pass unchecked.
     const guardrails = optionalService(app, 'guardrails', 'MCP tool arguments and results are not checked by guardrails');
 
-    function open(ctx: GatewayContext, scope: Scope): Session {
-      const session = new Session(ctx.get('principal')!, scope, app.store, connect, (s) => sessions.add(s), (s) => sessions.remove(s));
+    // Distributed mode: sessions resumable on every host (shared-sessions.ts).
+    const distributed = app.store.distributed;
+    const shared = distributed === undefined ? undefined : new SharedSessions(distributed, options.session_idle_ms, app.log, (id) => {
+      // Ended on another host (DELETE): this host's copy ends too.
+      const s = sessions.get(id);
+      if (s === undefined) return;
+      sessions.remove(s);
+      void s.close();
+    });
+
+    function open(ctx: GatewayContext, scope: Scope, initialize: unknown, id?: string): Session {
+      const principal = ctx.get('principal')!;
+      const onInitialized = (s: Session): void | Promise<void> => {
+        sessions.add(s);
+        if (shared !== undefined && s.id !== undefined && id === undefined) return shared.save(s.id, principal, scope, initialize);
+      };
+      const onDeleted = (s: Session): void => {
+        sessions.remove(s);
+        if (shared !== undefined && s.id !== undefined) void shared.end(s.id);
+      };
+      const session = new Session(principal, scope, app.store, connect, onInitialized, onDeleted, id);
       session.server = createProxyServer(session, { store: app.store, timeoutFor, guardrails });
       // Every answer the session sends fills in its call's record (outcome and error code).
       const send = session.transport.send.bind(session.transport);
@@ -134,6 +154,39 @@ export default definePlugin<McpGatewayOptions>({
       return session;
     }
 
+    /**
+     * A session another host opened (or this one, before a restart), opened here again: its
+     * initialize is replayed into a session of this host's own with the same id, then the
+     * client's `notifications/initialized`. Undefined when no such session is shared for this
+     * key and endpoint.
+     */
+    async function resume(ctx: GatewayContext, sid: string, scope: Scope): Promise<Session | undefined> {
+      const saved = await shared!.load(sid);
+      const principal = ctx.get('principal')!;
+      if (saved === undefined || saved.key_id !== principal.key_id || saved.user_id !== principal.user_id) return undefined;
+      if (saved.scope.kind !== scope.kind || (saved.scope.kind === 'one' && scope.kind === 'one' && saved.scope.slug !== scope.slug)) return undefined;
+      if (!isInitializeRequest(saved.initialize)) return undefined;
+      const session = open(ctx, scope, saved.initialize, sid);
+      await session.server.connect(session.transport);
+      const headers = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+      const replayed = await session.transport.handleRequest(new Request('http://gateway/', { method: 'POST', headers }), { parsedBody: saved.initialize });
+      // The initialize answer goes nowhere: the client had it from the host that opened the session.
+      await replayed.text().catch(() => undefined);
+      if (replayed.status !== 200 || session.id !== sid) {
+        sessions.remove(session);
+        await session.close();
+        return undefined;
+      }
+      const version = headerString(ctx.headers, 'mcp-protocol-version') ?? saved.initialize.params.protocolVersion;
+      const initialized = await session.transport.handleRequest(
+        new Request('http://gateway/', { method: 'POST', headers: { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': version } }),
+        { parsedBody: { jsonrpc: '2.0', method: 'notifications/initialized' } },
+      );
+      await initialized.body?.cancel().catch(() => undefined);
+      app.log.info('MCP session resumed from another host', { session: sid });
+      return session;
+    }
+
     async function handle(ctx: GatewayContext): Promise<Reply> {
       const principal = ctx.get('principal');
       if (principal === undefined) throw AdminErrors.unauthenticated();
@@ -149,10 +202,15 @@ export default definePlugin<McpGatewayOptions>({
       let session: Session | undefined;
       if (sid !== undefined) {
         session = sessions.find(sid, principal, scope);
+        if (session === undefined && shared !== undefined && sessions.get(sid) === undefined) {
+          if (sessions.full) return rpcError(503, -32011, 'The gateway holds as many MCP sessions as it may; try again later.', id);
+          session = await resume(ctx, sid, scope);
+        }
         if (session === undefined) return rpcError(404, -32001, 'Session not found: initialize a new one.', id);
+        shared?.touch(sid);
       } else if (message !== undefined && isInitializeRequest(message)) {
         if (sessions.full) return rpcError(503, -32011, 'The gateway holds as many MCP sessions as it may; try again later.', id);
-        session = open(ctx, scope);
+        session = open(ctx, scope, message);
         await session.server.connect(session.transport);
       } else {
         return rpcError(400, -32600, 'Bad Request: send initialize first, then the Mcp-Session-Id header it answers with.', id);
@@ -216,7 +274,9 @@ export default definePlugin<McpGatewayOptions>({
         if (message !== undefined && typeof message === 'object' && typeof message.method === 'string') ctx.set('mcpCall', callOf(message, scopeOf(ctx)));
       },
       async close() {
+        // Local copies only: the sessions stay resumable on the other hosts (and after a restart).
         await sessions.closeAll();
+        shared?.close();
       },
     };
   },

@@ -6,8 +6,8 @@
  *                                                                       └─▶ Client ──▶ upstream
  *
  * A session belongs to the API key that opened it: another key presenting its id is answered as
- * if it did not exist. Sessions live in this process (an MCP client keeps talking to the host it
- * initialized with; behind a load balancer, route by the `Mcp-Session-Id` header).
+ * if it did not exist. Sessions live in this process; in distributed mode another host resumes
+ * one it is asked for (shared-sessions.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -39,13 +39,16 @@ export class Session {
     readonly scope: Scope,
     private readonly store: Store,
     private readonly connect: Omit<ConnectOptions, 'signal'>,
-    onInitialized: (s: Session) => void,
-    onClosed: (s: Session) => void,
+    onInitialized: (s: Session) => void | Promise<void>,
+    /** A DELETE from the client ended it. */
+    onDeleted: (s: Session) => void,
+    /** The id of a session resumed from another host (shared-sessions.ts); a new one otherwise. */
+    id?: string,
   ) {
     this.transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
+      sessionIdGenerator: id === undefined ? randomUUID : () => id,
       onsessioninitialized: () => onInitialized(this),
-      onsessionclosed: () => void this.close().finally(() => onClosed(this)),
+      onsessionclosed: () => void this.close().finally(() => onDeleted(this)),
     });
   }
 
@@ -116,6 +119,11 @@ export class Sessions {
 
   remove(s: Session): void {
     if (s.id !== undefined && this.#byId.get(s.id) === s) this.#byId.delete(s.id);
+  }
+
+  /** The session `id`, whoever opened it. */
+  get(id: string): Session | undefined {
+    return this.#byId.get(id);
   }
 
   /** The session `id` if `principal` opened it on this endpoint. */
