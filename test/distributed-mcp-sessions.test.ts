@@ -18,13 +18,13 @@ pipeline: [logging, auth, mcp-gateway, admin-org, admin-api-keys, admin-catalog]
 `;
 
 /** A raw tools/call with a session id: the HTTP status a host answers with. */
-async function rawCall(host: Host, key: string, sessionId: string): Promise<number> {
+async function rawCall(host: Host, key: string, sessionId: string, id = 7): Promise<number> {
   const res = await fetch(`${host.url}/alpha/mcp`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { text: 'raw' } } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: 'raw' } } }),
   });
-  await res.body?.cancel();
+  await res.text();
   return res.status;
 }
 
@@ -59,6 +59,14 @@ t.test('an MCP session opened on one host goes on at another; a DELETE on either
   t.equal(resultText(await onA.callTool({ name: 'echo', arguments: { text: 'a again' } })), 'a again', 'and host a still does');
 
   t.equal(await rawCall(b, other.body.key as string, sessionId), 404, 'another key presenting the id finds no session on either host');
+
+  // Concurrent first requests for another session on host b: all answered, over one upstream session.
+  const { transport: second } = await mcpClient(t, `${a.url}/alpha/mcp`, key);
+  // An upstream session starts with the one POST that carries no session id (initialize).
+  const initializes = (): number => upstream.requests.filter((r) => r.method === 'POST' && r.headers['mcp-session-id'] === undefined).length;
+  const before = initializes();
+  t.same(await Promise.all([1, 2, 3, 4].map((id) => rawCall(b, key, second.sessionId!, id))), [200, 200, 200, 200], 'four calls at once, all answered');
+  t.equal(initializes() - before, 1, 'by one resumed session, with one upstream session');
 
   // A DELETE through host b ends the session on host a too.
   await transportB.terminateSession();

@@ -124,6 +124,8 @@ export default definePlugin<McpGatewayOptions>({
       void s.close();
     });
 
+    const resuming = new Map<string, Promise<Session | undefined>>();
+
     function open(ctx: GatewayContext, scope: Scope, initialize: unknown, id?: string): Session {
       const principal = ctx.get('principal')!;
       const onInitialized = (s: Session): void | Promise<void> => {
@@ -204,7 +206,15 @@ export default definePlugin<McpGatewayOptions>({
         session = sessions.find(sid, principal, scope);
         if (session === undefined && shared !== undefined && sessions.get(sid) === undefined) {
           if (sessions.full) return rpcError(503, -32011, 'The gateway holds as many MCP sessions as it may; try again later.', id);
-          session = await resume(ctx, sid, scope);
+          // Concurrent requests for one session resume it once.
+          let pending = resuming.get(sid);
+          if (pending === undefined) {
+            pending = resume(ctx, sid, scope).finally(() => resuming.delete(sid));
+            resuming.set(sid, pending);
+          }
+          session = await pending;
+          // The one that resumed it may have been another key's request: check this one's.
+          if (session !== undefined) session = sessions.find(sid, principal, scope);
         }
         if (session === undefined) return rpcError(404, -32001, 'Session not found: initialize a new one.', id);
         shared?.touch(sid);
