@@ -111,4 +111,5 @@ t.test('a refused connection rejects with its code', async (t) => {
   });
   t.ok(origin);
   await t.rejects(fetch(`http://127.0.0.1:${closed}/mcp`, { method: 'POST', body: '{}' }), { code: 'ECONNREFUSED' });
+  await t.rejects(fetch(`${origin}/mcp`, { method: 'POST', body: new URLSearchParams({ a: '1' }) }), TypeError, 'a body it would not send is refused, not dropped');
 });

@@ -73,12 +73,14 @@ export function guardedFetch(dispatcher: Dispatcher): FetchLike {
     new Headers(init?.headers).forEach((v, k) => (headers[k] = v));
     const method = init?.method ?? 'GET';
     const signal = init?.signal ?? undefined;
+    // The SDK's transports send JSON text; anything else would be dropped silently here.
+    if (init?.body !== undefined && init.body !== null && typeof init.body !== 'string') throw new TypeError('The MCP upstream fetch sends text bodies only.');
     const res = await dispatcher.request({
       origin: target.origin,
       path: `${target.pathname}${target.search}`,
       method: method as Dispatcher.HttpMethod,
       headers,
-      body: typeof init?.body === 'string' ? init.body : undefined,
+      body: (init?.body ?? undefined) as string | undefined,
       ...(signal !== undefined ? { signal } : {}),
     });
     const out = new Headers();
