@@ -13,6 +13,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Scenario } from '../lib/scenario.js';
+import { cpuMs } from '../lib/proc-cpu.js';
 import { median, percentile, round } from '../lib/stats.js';
 import { fmt, fmtDelta } from '../lib/table.js';
 import { startMcpUpstream } from '../../test/helpers/mcp-upstream.js';
@@ -68,12 +69,16 @@ export const mcp: Scenario = {
       await calls(through, WARMUP);
       const samples = { direct: [] as number[], gateway: [] as number[] };
       const p50s = { direct: [] as number[], gateway: [] as number[] };
+      /** The gateway process's CPU per call in each round (every thread: the log thread too). */
+      const cpuPerCall: number[] = [];
       for (let r = 0; r < ROUNDS; r++) {
         ctx.log(`mcp round ${r + 1}/${ROUNDS}`);
         // Alternate which goes first, so drift spreads over both.
         const order: Array<'direct' | 'gateway'> = r % 2 === 0 ? ['direct', 'gateway'] : ['gateway', 'direct'];
         for (const which of order) {
+          const before = cpuMs(gateway.pid);
           const got = await calls(which === 'direct' ? direct : through, CALLS_PER_ROUND);
+          if (which === 'gateway') cpuPerCall.push(((cpuMs(gateway.pid) - before) * 1000) / CALLS_PER_ROUND);
           samples[which].push(...got);
           p50s[which].push(percentile(got, 50));
         }
@@ -89,10 +94,13 @@ export const mcp: Scenario = {
           columns: ['path', 'p50 ms', 'p99 ms', 'calls/s'],
           rows: [row('direct to the MCP server', samples.direct), row('through the gateway', samples.gateway), ['added at p50 (median of rounds)', fmtDelta(addedP50), '', '']],
         },
-        notes: [`added p50 per round (ms): ${added.map((a) => fmtDelta(a)).join(', ')}`],
+        notes: [
+          `added p50 per round (ms): ${added.map((a) => fmtDelta(a)).join(', ')}`,
+          `gateway CPU per call (µs, all its threads; steadier than latency on a shared machine): median ${fmt(median(cpuPerCall), 0)}, rounds ${cpuPerCall.map((c) => fmt(c, 0)).join(', ')}`,
+        ],
         checks: [{ name: 'MCP tools/call added at p50', value: round(addedP50, 3), target: `≤ ${MAX_ADDED_P50_MS} ms`, unit: 'ms', pass: addedP50 <= MAX_ADDED_P50_MS }],
         headlines: [['MCP tools/call added p50', `${fmtDelta(addedP50)} ms`]],
-        data: { rounds: ROUNDS, callsPerRound: CALLS_PER_ROUND, p50s, added },
+        data: { rounds: ROUNDS, callsPerRound: CALLS_PER_ROUND, p50s, added, gatewayCpuUsPerCall: cpuPerCall },
       };
     } finally {
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
