@@ -133,7 +133,11 @@ t.test('guardrail verdicts are summed over hosts in PostgreSQL, and older hosts 
   t.same(rows(await read(b, { metadata: JSON.stringify({ run: `${run}-plain` }) })), [], 'metadata: the request without guardrails');
 
   // Summed per status and run in case the traffic straddled a minute (then it is two rows each).
-  const stored = await client.query<{ metadata: string; status: number; guardrails: Record<string, number> }>("SELECT metadata, status, guardrails FROM gateway_analytics WHERE tier = 'm'");
+  // The request without guardrails may come in a later flush than the sums waited for above.
+  const stored = await until(
+    () => client.query<{ metadata: string; status: number; guardrails: Record<string, number> }>("SELECT metadata, status, guardrails FROM gateway_analytics WHERE tier = 'm'"),
+    (q) => q.rows.some((r) => r.metadata.includes('-plain')),
+  );
   const maps: Record<string, Record<string, number>> = {};
   for (const r of stored.rows) {
     const into = (maps[`${r.status} ${r.metadata.includes('-plain') ? 'plain' : 'guarded'}`] ??= {});
