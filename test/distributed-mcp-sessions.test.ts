@@ -1,8 +1,8 @@
 /**
  * MCP sessions across hosts: two real `gateway start` processes on one PostgreSQL and one Valkey,
  * the SDK's client on each side, a real MCP server upstream. A session opened on one host goes
- * on at the other (no load-balancer affinity needed), only for the key that opened it, and a
- * DELETE on either ends it on both.
+ * on at the other (no load-balancer affinity needed) and after the first one stops, only for the
+ * key that opened it, and a DELETE on either ends it on both.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -73,4 +73,9 @@ t.test('an MCP session opened on one host goes on at another; a DELETE on either
   t.equal(await rawCall(b, key, sessionId), 404, 'ended on the host that took the DELETE');
   const onHostA = await until(() => rawCall(a, key, sessionId), (status) => status === 404, 10_000);
   t.equal(onHostA, 404, 'and on the host that opened it');
+
+  // A host that stops (drains, SIGTERM) closes its copies only: its sessions go on elsewhere.
+  const { transport: third } = await mcpClient(t, `${a.url}/alpha/mcp`, key);
+  await a.stop();
+  t.equal(await rawCall(b, key, third.sessionId!, 11), 200, 'a session of a host that stopped goes on at another');
 });
