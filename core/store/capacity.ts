@@ -89,48 +89,55 @@ export function createCapacity(root: RootDatabase, limit: number): StoreCapacity
   let measuredAt = -Infinity;
   let closed = false;
 
-  function measure(): number {
-    if (closed) return usedBytes;
+  interface Pass {
+    dbs: Database<unknown, Key>[];
+    next: number;
+    pages: number;
+    pageSize: number;
+    startedAt: number;
+  }
+
+  /** A measurement begun: the main db's tree, the free list and the two meta pages counted. */
+  function begin(): Pass {
     const rootStats = root.getStats() as Stats;
-    let pages = pagesOf(rootStats) + pagesOf(rootStats.free) + 2; // + the two meta pages
-    for (const db of opened.values()) pages += pagesOf(db.getStats() as Stats);
-    usedBytes = pages * (rootStats.pageSize ?? 4096);
+    const pages = pagesOf(rootStats) + pagesOf(rootStats.free) + 2;
+    return { dbs: [...opened.values()], next: 0, pages, pageSize: rootStats.pageSize ?? 4096, startedAt: performance.now() };
+  }
+
+  function finish(p: Pass): number {
+    usedBytes = p.pages * p.pageSize;
     measuredAt = performance.now();
     return usedBytes;
   }
 
-  /** A measurement spread over event-loop turns, one database per turn; at most one at a time. */
-  let pass: { dbs: Database<unknown, Key>[]; next: number; pages: number; pageSize: number; startedAt: number } | undefined;
+  function measure(): number {
+    if (closed) return usedBytes;
+    const p = begin();
+    for (const db of p.dbs) p.pages += pagesOf(db.getStats() as Stats);
+    return finish(p);
+  }
+
+  /** The timer's measurement, spread over event-loop turns, one database per turn; at most one at a time. */
+  let pass: Pass | undefined;
   function step(): void {
     const p = pass;
-    if (p === undefined || closed) {
-      pass = undefined;
-      return;
-    }
+    if (p === undefined || closed) return void (pass = undefined);
     try {
-      if (p.next < p.dbs.length) p.pages += pagesOf(p.dbs[p.next]!.getStats() as Stats);
+      const db = p.dbs[p.next++];
+      if (db !== undefined) p.pages += pagesOf(db.getStats() as Stats);
     } catch {
-      // a closing env: close() ends the timer
-      pass = undefined;
-      return;
+      return void (pass = undefined); // a closing env: close() ends the timer
     }
-    if (++p.next < p.dbs.length) {
-      setImmediate(step);
-      return;
-    }
+    if (p.next < p.dbs.length) return void setImmediate(step);
     pass = undefined;
     // A synchronous measure() since the pass began (assertRoom, tests) is fresher: keep it.
-    if (measuredAt < p.startedAt) {
-      usedBytes = p.pages * p.pageSize;
-      measuredAt = performance.now();
-    }
+    if (measuredAt < p.startedAt) finish(p);
   }
 
   const timer = setInterval(() => {
     if (pass !== undefined || closed) return;
     try {
-      const rootStats = root.getStats() as Stats;
-      pass = { dbs: [...opened.values()], next: 0, pages: pagesOf(rootStats) + pagesOf(rootStats.free) + 2, pageSize: rootStats.pageSize ?? 4096, startedAt: performance.now() };
+      pass = begin();
     } catch {
       return; // a closing env: close() ends the timer
     }

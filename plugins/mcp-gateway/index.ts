@@ -42,7 +42,7 @@ import { mcpAdminRoutes } from './admin.js';
 import { MCP_DENIED } from './errors.js';
 import { createProxyServer, SEPARATOR } from './proxy.js';
 import { mcpGatewayOptionsSchema, type McpGatewayOptions } from './schema.js';
-import { Session, Sessions, type Scope } from './session.js';
+import { sameScope, Session, Sessions, type Scope } from './session.js';
 import { SharedSessions } from './shared-sessions.js';
 
 const META = { mcp: true, bearerAuth: true };
@@ -65,6 +65,8 @@ const scopeOf = (ctx: GatewayContext): Scope => {
 function rpcError(status: number, code: number, message: string, id: string | number | null = null): Reply {
   return reply(status, { jsonrpc: '2.0', id, error: { code, message } });
 }
+
+const sessionsFull = (id: string | number | null): Reply => rpcError(503, -32011, 'The gateway holds as many MCP sessions as it may; try again later.', id);
 
 /** The call a JSON-RPC message makes, as logs and limits see it. */
 function callOf(message: JsonRpcRequest, scope: Scope): McpCall {
@@ -165,8 +167,7 @@ export default definePlugin<McpGatewayOptions>({
     async function resume(ctx: GatewayContext, sid: string, scope: Scope): Promise<Session | undefined> {
       const saved = await shared!.load(sid);
       const principal = ctx.get('principal')!;
-      if (saved === undefined || saved.key_id !== principal.key_id || saved.user_id !== principal.user_id) return undefined;
-      if (saved.scope.kind !== scope.kind || (saved.scope.kind === 'one' && scope.kind === 'one' && saved.scope.slug !== scope.slug)) return undefined;
+      if (saved === undefined || saved.key_id !== principal.key_id || saved.user_id !== principal.user_id || !sameScope(saved.scope, scope)) return undefined;
       if (!isInitializeRequest(saved.initialize)) return undefined;
       const session = open(ctx, scope, saved.initialize, sid);
       await session.server.connect(session.transport);
@@ -205,7 +206,7 @@ export default definePlugin<McpGatewayOptions>({
       if (sid !== undefined) {
         session = sessions.find(sid, principal, scope);
         if (session === undefined && shared !== undefined && sessions.get(sid) === undefined) {
-          if (sessions.full) return rpcError(503, -32011, 'The gateway holds as many MCP sessions as it may; try again later.', id);
+          if (sessions.full) return sessionsFull(id);
           // Concurrent requests for one session resume it once.
           let pending = resuming.get(sid);
           if (pending === undefined) {
@@ -219,7 +220,7 @@ export default definePlugin<McpGatewayOptions>({
         if (session === undefined) return rpcError(404, -32001, 'Session not found: initialize a new one.', id);
         shared?.touch(sid);
       } else if (message !== undefined && isInitializeRequest(message)) {
-        if (sessions.full) return rpcError(503, -32011, 'The gateway holds as many MCP sessions as it may; try again later.', id);
+        if (sessions.full) return sessionsFull(id);
         session = open(ctx, scope, message);
         await session.server.connect(session.transport);
       } else {

@@ -21,6 +21,9 @@ import type { Store } from '../../core/index.js';
 /** Which servers a session reaches: one (`/<slug>/mcp`) or every one the key may use (`/v1/mcp`). */
 export type Scope = { kind: 'one'; slug: string } | { kind: 'all' };
 
+/** The same endpoint: both `/v1/mcp`, or both `/<slug>/mcp` of one slug. */
+export const sameScope = (a: Scope, b: Scope): boolean => (a.kind === 'one' ? b.kind === 'one' && a.slug === b.slug : b.kind === 'all');
+
 export class Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
   server!: Server;
@@ -130,8 +133,7 @@ export class Sessions {
   find(id: string, principal: Principal, scope: Scope): Session | undefined {
     const s = this.#byId.get(id);
     if (s === undefined || s.principal.key_id !== principal.key_id || s.principal.user_id !== principal.user_id) return undefined;
-    if (s.scope.kind !== scope.kind || (s.scope.kind === 'one' && scope.kind === 'one' && s.scope.slug !== scope.slug)) return undefined;
-    return s;
+    return sameScope(s.scope, scope) ? s : undefined;
   }
 
   sweep(now: number): void {
