@@ -144,3 +144,36 @@ await store.close();
   t.equal(store.c.workspaces.cachedBy('slug', 'after')?.id, ws.id);
   t.equal(store.c.workspaces.cached(ws.id)?.slug, 'after', 'the by-id entry follows the write');
 });
+
+t.test("a write to another collection elsewhere does not hide the next write to this one", async (t) => {
+  // Collections skip reading their own counter while the store-wide one stands still: a write to
+  // `organisations` moves it with `workspaces` unchanged, and the later rename must still be seen.
+  const dir = tempDir();
+  const store = openStore({ dir, log, env: {} });
+  t.teardown(() => store.close());
+  const base = { name: 'W', description: null, organisation_id: 'o', defaults: { metadata: {} }, usage_limits: [], rate_limits: [], status: 'active' as const, created_at: nowIso(), last_updated_at: nowIso() };
+  const ws = store.c.workspaces.insert({ ...base, id: uuidv7(), slug: 'first' });
+  t.equal(store.c.workspaces.cachedBy('slug', 'first')?.id, ws.id);
+  const script = writeFile(
+    tempDir(),
+    'write.mjs',
+    `import { openStore } from ${JSON.stringify(storeModule)};
+const log = { debug() {}, info() {}, warn() {}, error() {}, child() { return log; }, level: 'silent' };
+const [dir, what, id] = process.argv.slice(2);
+const store = openStore({ dir, log, env: {} });
+const now = new Date().toISOString();
+if (what === 'org') store.c.organisations.insert({ id, name: 'other', created_at: now, last_updated_at: now });
+else store.c.workspaces.update(id, (w) => ({ ...w, slug: 'second' }));
+await store.close();
+`,
+  );
+  t.equal((await runChild(script, [dir, 'org', uuidv7()])).code, 0);
+  t.equal(store.c.workspaces.cachedBy('slug', 'first')?.id, ws.id, 'an unrelated write leaves the record as it was');
+  t.equal((await runChild(script, [dir, 'ws', ws.id])).code, 0);
+  t.equal(store.c.workspaces.cachedBy('slug', 'first'), undefined, 'the rename after it is seen');
+  t.equal(store.c.workspaces.cachedBy('slug', 'second')?.id, ws.id);
+  // And a write in this process is seen at once by the collection that made it.
+  store.c.workspaces.update(ws.id, (w) => ({ ...w, slug: 'third' }));
+  t.equal(store.c.workspaces.cachedBy('slug', 'third')?.id, ws.id);
+  t.equal(store.c.workspaces.cachedBy('slug', 'second'), undefined);
+});

@@ -6,6 +6,7 @@
  *   index db     "<name>#<index>"  [value, id]      → 1         (non-unique)
  *                                  [value]          → id        (unique)
  *   meta db      ["version", name] → n      bumped by every write; memory caches compare it
+ *                ["version", "*"]  → n      bumped by every write of every collection (see version())
  *
  * Writes are synchronous transactions (`transactionSync`): they commit durably before returning
  * and roll back completely if the callback throws, so a failed write never leaves half a record
@@ -67,6 +68,43 @@ type Key = string | Array<string>;
 /** How long a version read is reused (see `version()`). */
 const VERSION_REUSE_MS = 1;
 
+/** The meta key every collection's write bumps too: one read tells whether any collection changed. */
+const ANY_WRITE: Key = ['version', '*'];
+
+/**
+ * The store-wide write counter as last read, shared by the collections of one meta database: a
+ * request asks five or six collections for their version, and when none was written (the usual
+ * case) that costs one LMDB read a millisecond instead of one per collection.
+ */
+class WriteCounter {
+  #value = 0;
+  #readAt = -Infinity;
+  constructor(readonly meta: Database<number, Key>) {}
+
+  /** The counter, read at most once per {@link VERSION_REUSE_MS}. */
+  current(now: number): number {
+    if (now - this.#readAt >= VERSION_REUSE_MS) {
+      this.#value = this.meta.get(ANY_WRITE) ?? 0;
+      this.#readAt = now;
+    }
+    return this.#value;
+  }
+
+  /** Inside a write's transaction: the next read sees it at once in this process. */
+  bump(): void {
+    this.meta.putSync(ANY_WRITE, (this.meta.get(ANY_WRITE) ?? 0) + 1);
+    this.#readAt = -Infinity;
+  }
+}
+
+const counters = new WeakMap<Database<number, Key>, WriteCounter>();
+
+function writeCounter(meta: Database<number, Key>): WriteCounter {
+  let counter = counters.get(meta);
+  if (counter === undefined) counters.set(meta, (counter = new WriteCounter(meta)));
+  return counter;
+}
+
 /**
  * Longest lookup key, in UTF-8 bytes, that reaches LMDB (its limit is 1978 bytes, less the
  * encoding and a composite index key's id). Callers bound ids far below this (MAX_ID_LENGTH);
@@ -85,6 +123,7 @@ export class Collection<T extends { id: string }> {
   readonly #root: RootDatabase;
   readonly #db: Database<T, string>;
   readonly #meta: Database<number, Key>;
+  readonly #writes: WriteCounter;
   readonly #indexes: Array<{ name: string; def: IndexDefinition<T>; db: Database<unknown, Key> }>;
   readonly #cache = new Map<string, T | null>();
   #cacheVersion = -1;
@@ -94,6 +133,7 @@ export class Collection<T extends { id: string }> {
     this.name = def.name;
     this.#root = root;
     this.#meta = meta;
+    this.#writes = writeCounter(meta);
     this.#db = root.openDB<T, string>({ name: def.name });
     this.#indexes = Object.entries(def.indexes ?? {}).map(([name, idx]) => ({
       name,
@@ -167,17 +207,27 @@ export class Collection<T extends { id: string }> {
    * The collection's write counter. A read is reused for {@link VERSION_REUSE_MS}: a request's
    * hooks ask several times, and a write elsewhere is then seen within a millisecond instead of
    * costing an LMDB read per question. A write through this collection is seen at once.
+   *
+   * The collection's own counter is read only when the store-wide one moved since: that one is
+   * read first (every write bumps both in one transaction), so a write it missed is not missed
+   * for good, it is seen at the next change of the store-wide counter.
    */
   version(): number {
     const now = performance.now();
     if (now - this.#versionReadAt < VERSION_REUSE_MS) return this.#version;
-    this.#version = this.#readVersion();
+    const anyWrite = this.#writes.current(now);
+    if (anyWrite !== this.#anyWriteSeen) {
+      this.#version = this.#readVersion();
+      this.#anyWriteSeen = anyWrite;
+    }
     this.#versionReadAt = now;
     return this.#version;
   }
 
   #version = 0;
   #versionReadAt = -Infinity;
+  /** The store-wide counter when {@link #version} was read (NaN: read it again). */
+  #anyWriteSeen = Number.NaN;
 
   #readVersion(): number {
     return this.#meta.get(['version', this.name]) ?? 0;
@@ -386,7 +436,9 @@ export class Collection<T extends { id: string }> {
 
   #bump(): void {
     this.#versionReadAt = -Infinity;
+    this.#anyWriteSeen = Number.NaN;
     this.#meta.putSync(['version', this.name], this.#readVersion() + 1);
+    this.#writes.bump();
   }
 }
 
