@@ -208,9 +208,9 @@ export class Collection<T extends { id: string }> {
    * hooks ask several times, and a write elsewhere is then seen within a millisecond instead of
    * costing an LMDB read per question. A write through this collection is seen at once.
    *
-   * The collection's own counter is read only when the store-wide one moved since: that one is
-   * read first (every write bumps both in one transaction), so a write it missed is not missed
-   * for good, it is seen at the next change of the store-wide counter.
+   * The collection's own counter is read only when the store-wide one moved since it was last
+   * read. Every write bumps the store-wide counter with or after its collection's, and that one is
+   * read before the collection's: while it stands still, so did every collection's counter.
    */
   version(): number {
     const now = performance.now();
