@@ -49,6 +49,21 @@ t.test('records and their index entries are written by the thread, readable here
   t.equal(byModel.length, 167, 'model index entries for every record of that model');
   const failed = [...idx.getKeys({ start: ['st', '503'], end: ['st', '503', '\uffff'] })];
   t.equal(failed.length, 50, 'status entries for the 503s only (2xx are not indexed)');
+  t.equal(idx.get(['~sparse']), 'rec-00000', 'where sparse entries begin is stored with the first batch');
+  t.equal(logStats.dropped, 0, 'nothing dropped');
+});
+
+t.test('batches handed over while a commit is in flight are all written, each acknowledged', async (t) => {
+  // Sixty batches of 32 within one turn: the thread writes them in its transactions as they come.
+  const { db, writer } = setup(t);
+  const acks: Array<Promise<void>> = [];
+  for (let i = 0; i < 60 * 32; i++) {
+    writer.push(i);
+    if (i % 32 === 31) acks.push(writer.flush());
+  }
+  await Promise.all(acks);
+  t.equal([...db.getKeys({})].length, 60 * 32);
+  t.equal(writer.queued, 0);
 });
 
 t.test('a full batch leaves without waiting for the timer', async (t) => {

@@ -145,6 +145,26 @@ export function putLog(db: LogDb, idx: IndexDb, r: StoredLog, onError?: (err: un
   return Promise.all([quietWrite(first, report), quietWrite(last, report)]).then(([a, b]) => a && b);
 }
 
+/**
+ * {@link putLog} inside the caller's write transaction (the log thread's batch, in a
+ * `transaction()` callback): the record and its entries are written as the transaction goes, with
+ * no write queue and no promise per write. Throws what LMDB throws; the caller decides what a
+ * failed record costs (the transaction does not roll back: see the log thread).
+ */
+export function putLogSync(db: LogDb, idx: IndexDb, r: StoredLog): void {
+  if (sparseSince.get(idx) === undefined && sparseStart(idx) === undefined) {
+    idx.putSync(SPARSE_KEY, r.id);
+    sparseSince.set(idx, r.id);
+  }
+  db.putSync(r.id, r);
+  for (const [field, value] of indexTerms(r)) idx.putSync([field, indexValue(value), r.id], r.workspace_id);
+}
+
+/** After a failed transaction of {@link putLogSync}s: what it marked is read again from the database. */
+export function forgetSparseMark(idx: IndexDb): void {
+  sparseSince.delete(idx);
+}
+
 /** Removes a record and its index entries (same transaction, as for {@link putLog}). */
 export function removeLog(db: LogDb, idx: IndexDb, r: StoredLog): Promise<unknown> {
   const writes: Array<Promise<boolean>> = [db.remove(r.id)];

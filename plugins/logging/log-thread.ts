@@ -3,7 +3,7 @@
  * LMDB, off the event loop that serves requests.
  *
  *   main thread                                   this thread
- *   writer ──{seq, records}──▶ postMessage ──▶    putLog × n (one turn: one LMDB transaction)
+ *   writer ──{seq, records}──▶ postMessage ──▶    putLogSync × n (one LMDB transaction)
  *          ◀──{seq, failed, error}─────────────   once committed
  *
  * lmdb-js shares one environment between the threads of a process, so this thread opens the
@@ -16,7 +16,7 @@ import { open } from 'lmdb';
 import { guardCommitFailures } from '../../core/store/write-failures.js';
 import type { Logger } from '../../core/logger.js';
 import { openLogDb, type StoredLog } from './log-db.js';
-import { LOG_INDEX_DB, putLog, type IndexDb } from './log-index.js';
+import { forgetSparseMark, LOG_INDEX_DB, putLogSync, type IndexDb } from './log-index.js';
 
 /** What the writer sends. */
 export type ToLogThread = { type: 'write'; seq: number; records: StoredLog[] } | { type: 'close' };
@@ -77,29 +77,40 @@ const root = open({ path, maxDbs: 128 });
 const db = openLogDb(root);
 const idx: IndexDb = root.openDB({ name: LOG_INDEX_DB });
 
-async function write(seq: number, records: StoredLog[]): Promise<void> {
+/**
+ * One batch, one write transaction: records and index entries are written inside its callback,
+ * with no write queue or promise per entry (which cost more than the writes: `bench/ab.sh`,
+ * closing note of issue 13). The transaction is lmdb-js's asynchronous one: its commit (and
+ * fsync) is made off this thread, and the batches that arrive meanwhile share the next commit,
+ * so the thread keeps up at saturation. A record LMDB refuses (a key past its size limit, say)
+ * costs only itself; a transaction that cannot commit (the store full) costs the batch.
+ */
+function write(seq: number, records: StoredLog[]): void {
+  let failed = 0;
   let error: unknown;
-  const onError = (err: unknown): void => {
-    error ??= err;
-  };
-  // Issued in one turn: LMDB commits the batch, index entries included, as one transaction.
-  const writes = records.map((r) => {
-    try {
-      return putLog(db, idx, r, onError);
-    } catch (err) {
-      // A record lmdb cannot take (a key past its size limit, say) costs only itself.
-      onError(err);
-      return Promise.resolve(false);
+  const done = root.transaction(() => {
+    // Nothing here throws: lmdb-js would commit what came before a throw (no rollback).
+    for (const r of records) {
+      try {
+        putLogSync(db, idx, r);
+      } catch (err) {
+        failed++;
+        error ??= err;
+      }
     }
   });
-  const results = await Promise.all(writes);
-  const failed = results.filter((ok) => !ok).length;
-  send({ type: 'written', seq, failed, ...(failed > 0 ? { error: asThreadError(error) } : {}) });
+  done.then(
+    () => send({ type: 'written', seq, failed, ...(failed > 0 ? { error: asThreadError(error) } : {}) }),
+    (err: unknown) => {
+      forgetSparseMark(idx);
+      send({ type: 'written', seq, failed: records.length, error: asThreadError(err) });
+    },
+  );
 }
 
 port.on('message', (message: ToLogThread) => {
   if (message.type === 'write') {
-    void write(message.seq, message.records);
+    write(message.seq, message.records);
     return;
   }
   void root.flushed.then(async () => {
