@@ -3,7 +3,7 @@
  * sealed secrets, concurrent read-modify-write from two processes, and cache invalidation
  * across processes.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -119,20 +119,29 @@ await store.close();
   t.equal(store.c.rateLimitPolicies.get(p.id)?.value, 600, 'every increment landed');
 });
 
-t.test('a memory cache sees another process\'s write at once', async (t) => {
+/** A fresh store with one workspace under `slug`, closed at the end of the test. */
+function storeWithWorkspace(t: Test, slug: string) {
   const dir = tempDir();
   const store = openStore({ dir, log, env: {} });
   t.teardown(() => store.close());
-  const base = { name: 'W', description: null, organisation_id: 'o', defaults: { metadata: {} }, usage_limits: [], rate_limits: [], status: 'active' as const, created_at: nowIso(), last_updated_at: nowIso() };
-  const ws = store.c.workspaces.insert({ ...base, id: uuidv7(), slug: 'before' });
+  const now = nowIso();
+  const ws = store.c.workspaces.insert({ id: uuidv7(), slug, name: 'W', description: null, organisation_id: 'o', defaults: { metadata: {} }, usage_limits: [], rate_limits: [], status: 'active', created_at: now, last_updated_at: now });
+  return { dir, store, ws };
+}
+
+/** The first lines of a child process script that opens the store: the import and a silent logger. */
+const childPrelude = (): string => `import { openStore } from ${JSON.stringify(storeModule)};
+const log = { debug() {}, info() {}, warn() {}, error() {}, child() { return log; }, level: 'silent' };`;
+
+t.test('a memory cache sees another process\'s write at once', async (t) => {
+  const { dir, store, ws } = storeWithWorkspace(t, 'before');
   t.equal(store.c.workspaces.cachedBy('slug', 'before')?.id, ws.id, 'cached');
   t.equal(store.c.workspaces.cached(ws.id)?.slug, 'before', 'cached by id too');
   t.equal(store.c.workspaces.cached('no-such-id'), undefined, 'a miss is cached as a miss');
   const script = writeFile(
     tempDir(),
     'rename.mjs',
-    `import { openStore } from ${JSON.stringify(storeModule)};
-const log = { debug() {}, info() {}, warn() {}, error() {}, child() { return log; }, level: 'silent' };
+    `${childPrelude()}
 const [dir, id] = process.argv.slice(2);
 const store = openStore({ dir, log, env: {} });
 store.c.workspaces.update(id, (w) => ({ ...w, slug: 'after' }));
@@ -148,17 +157,12 @@ await store.close();
 t.test("a write to another collection elsewhere does not hide the next write to this one", async (t) => {
   // Collections skip reading their own counter while the store-wide one stands still: a write to
   // `organisations` moves it with `workspaces` unchanged, and the later rename must still be seen.
-  const dir = tempDir();
-  const store = openStore({ dir, log, env: {} });
-  t.teardown(() => store.close());
-  const base = { name: 'W', description: null, organisation_id: 'o', defaults: { metadata: {} }, usage_limits: [], rate_limits: [], status: 'active' as const, created_at: nowIso(), last_updated_at: nowIso() };
-  const ws = store.c.workspaces.insert({ ...base, id: uuidv7(), slug: 'first' });
+  const { dir, store, ws } = storeWithWorkspace(t, 'first');
   t.equal(store.c.workspaces.cachedBy('slug', 'first')?.id, ws.id);
   const script = writeFile(
     tempDir(),
     'write.mjs',
-    `import { openStore } from ${JSON.stringify(storeModule)};
-const log = { debug() {}, info() {}, warn() {}, error() {}, child() { return log; }, level: 'silent' };
+    `${childPrelude()}
 const [dir, what, id] = process.argv.slice(2);
 const store = openStore({ dir, log, env: {} });
 const now = new Date().toISOString();
