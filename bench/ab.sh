@@ -12,6 +12,7 @@
 #   A=dist-base/cli/main.js B=dist/cli/main.js bench/ab.sh [windows] [seconds]
 #   PIPE_B='[logging, auth]' bench/ab.sh              # same build, two pipelines
 #   ENV_B='SOME_FLAG=1' bench/ab.sh                   # same build, an environment switch
+#   FLAGS_B='--max-semi-space-size=64' bench/ab.sh    # same build, node/V8 flags (NODE_OPTIONS refuses some)
 #
 # Needs wrk and taskset. Requests: the default-pipeline bench's chat completion, direct mode with
 # the admin key, to a mock upstream started here on the load CPU. The first window includes JIT
@@ -46,18 +47,18 @@ wrk.headers["x-gateway-custom-host"] = "http://127.0.0.1:$MOCK_PORT/v1"
 wrk.headers["x-gateway-api-key"] = "$ADMIN"
 LUA
 
-start() { # name cli pipeline env → sets PORT_<name>, PID_<name>
+start() { # name cli pipeline env flags → sets PORT_<name>, PID_<name>
   local dir="$TMP/$1" p
   mkdir -p "$dir"
   p=$(port)
   printf 'server: {host: 127.0.0.1, port: %s}\nstore: {path: %s/data}\nsecurity: {custom_hosts: {allow: [127.0.0.1]}}\npipeline: %s\n' "$p" "$dir" "$3" > "$dir/gw.yaml"
-  env GATEWAY_ADMIN_KEY="$ADMIN" GATEWAY_MASTER_KEY="$MASTER" ${4:-} taskset -c 1 node "$2" start --config "$dir/gw.yaml" > "$dir/gw.log" 2>&1 &
+  env GATEWAY_ADMIN_KEY="$ADMIN" GATEWAY_MASTER_KEY="$MASTER" ${4:-} taskset -c 1 node ${5:-} "$2" start --config "$dir/gw.yaml" > "$dir/gw.log" 2>&1 &
   PIDS+=($!)
   printf -v "PID_$1" '%s' "$!"
   printf -v "PORT_$1" '%s' "$p"
 }
-start A "$A" "$PIPE_A" "${ENV_A:-}"
-start B "$B" "$PIPE_B" "${ENV_B:-}"
+start A "$A" "$PIPE_A" "${ENV_A:-}" "${FLAGS_A:-}"
+start B "$B" "$PIPE_B" "${ENV_B:-}" "${FLAGS_B:-}"
 for _ in $(seq 100); do
   grep -q listening "$TMP/A/gw.log" && grep -q listening "$TMP/B/gw.log" && grep -q listening "$TMP/mock.log" && break
   sleep 0.1
@@ -72,8 +73,8 @@ load() { # seconds → runs both loads at once, output in $TMP/{A,B}/w
   taskset -c 0 wrk -t1 -c16 -d"$1"s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_B/v1/chat/completions" > "$TMP/B/w" 2>&1
   wait "$w"
 }
-echo "A: $A ${ENV_A:-} pipeline $PIPE_A"
-echo "B: $B ${ENV_B:-} pipeline $PIPE_B"
+echo "A: $A ${ENV_A:-} ${FLAGS_A:-} pipeline $PIPE_A"
+echo "B: $B ${ENV_B:-} ${FLAGS_B:-} pipeline $PIPE_B"
 load 3
 HZ=$(getconf CLK_TCK)
 for w in $(seq "$W"); do
