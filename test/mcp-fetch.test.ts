@@ -2,7 +2,8 @@
  * The `fetch` the MCP gateway gives the SDK's client transports (plugins/mcp-gateway/upstream.ts):
  * undici's request API behind a web `Response`, over a real socket. What the SDK relies on, and the
  * reason it is not undici's `fetch`: a transport passes one long-lived abort signal to every call,
- * and no call may leave a listener on it behind.
+ * and no call may leave a listener on it behind. A POST answered only with JSON-RPC responses is
+ * handed over as JSON; any other answer as the stream it is, byte for byte.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { getEventListeners } from 'node:events';
@@ -112,4 +113,100 @@ t.test('a refused connection rejects with its code', async (t) => {
   t.ok(origin);
   await t.rejects(fetch(`http://127.0.0.1:${closed}/mcp`, { method: 'POST', body: '{}' }), { code: 'ECONNREFUSED' });
   await t.rejects(fetch(`${origin}/mcp`, { method: 'POST', body: new URLSearchParams({ a: '1' }) }), TypeError, 'a body it would not send is refused, not dropped');
+});
+
+/** A JSON-RPC request as the SDK's client transport posts it. */
+const call = (id: number): string => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo' } });
+const result = (id: number): Record<string, unknown> => ({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: `answer ${id}` }] } });
+const sse = (m: unknown, fields = ''): string => `${fields}event: message\ndata: ${JSON.stringify(m)}\n\n`;
+
+t.test('a POST answered in SSE with only its response is handed over as JSON', async (t) => {
+  let open: ServerResponse | undefined;
+  const origin = await serve(t, (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'mcp-session-id': 's-1' });
+    if (req.url === '/held') {
+      // The response, and the stream left open: the answer must not wait for its end.
+      res.write(sse(result(7)));
+      open = res;
+      return;
+    }
+    // Split mid-event, and mid-character: the parser reassembles both.
+    const text = Buffer.from(`: keep-alive\n\n${sse({ ...result(3), result: { content: [{ type: 'text', text: 'é' }] } })}`);
+    const cut = text.indexOf(0xc3) + 1;
+    res.write(text.subarray(0, cut));
+    setTimeout(() => res.end(text.subarray(cut)), 5);
+  });
+  const fetch = guardedFetch(agent(t));
+  const res = await fetch(`${origin}/mcp`, { method: 'POST', body: call(3) });
+  t.equal(res.status, 200);
+  t.equal(res.headers.get('content-type'), 'application/json', 'the SDK reads it as a JSON answer');
+  t.equal(res.headers.get('mcp-session-id'), 's-1', 'the session header is kept');
+  t.same(await res.json(), { ...result(3), result: { content: [{ type: 'text', text: 'é' }] } });
+  t.same(JSON.parse(await res.text()), { ...result(3), result: { content: [{ type: 'text', text: 'é' }] } });
+  const held = await fetch(`${origin}/held`, { method: 'POST', body: call(7) });
+  t.same(await held.json(), result(7), 'answered while the upstream still holds its stream open');
+  t.ok(open !== undefined && !open.writableEnded);
+  open?.end();
+});
+
+t.test('an SSE answer with anything but responses reaches the SDK as the same stream', async (t) => {
+  const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } };
+  const bodies: Record<string, string[]> = {
+    '/progress': [sse(progress), sse(result(1))],
+    '/event-id': [sse(result(2), 'id: ev-1\n')],
+    '/retry': ['retry: 500\n\n', sse(result(3))],
+    '/named': ['event: other\ndata: {}\n\n', sse(result(4))],
+    '/not-json': ['data: not json\n\n', sse(result(5))],
+    '/nothing': [': only a comment\n\n'],
+  };
+  const origin = await serve(t, (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+    const parts = bodies[req.url!]!;
+    let i = 0;
+    const next = (): void => {
+      if (i === parts.length) return void res.end();
+      res.write(parts[i++]);
+      setTimeout(next, 5);
+    };
+    next();
+  });
+  const fetch = guardedFetch(agent(t));
+  for (const [path, parts] of Object.entries(bodies)) {
+    const res = await fetch(`${origin}${path}`, { method: 'POST', body: call(1) });
+    t.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8', `${path}: a stream`);
+    t.equal(await res.text(), parts.join(''), `${path}: every byte, in order`);
+  }
+});
+
+t.test('a batch waits for the end of its stream; a JSON answer is read whole', async (t) => {
+  const origin = await serve(t, (req, res) => {
+    if (req.url === '/batch') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(sse(result(1)));
+      setTimeout(() => res.end(sse(result(2))), 5);
+    } else if (req.url === '/bad-json') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":');
+    } else {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"jsonrpc":"2.0",');
+      setTimeout(() => res.end('"id":9,"result":{}}'), 5);
+    }
+  });
+  const fetch = guardedFetch(agent(t));
+  const batch = await fetch(`${origin}/batch`, { method: 'POST', body: `[${call(1)},${call(2)}]` });
+  t.same(await batch.json(), [result(1), result(2)], 'both responses, in order');
+  const json = await fetch(`${origin}/json`, { method: 'POST', body: call(9) });
+  t.same(await json.json(), { jsonrpc: '2.0', id: 9, result: {} });
+  const bad = await fetch(`${origin}/bad-json`, { method: 'POST', body: call(1) });
+  await t.rejects(bad.json(), SyntaxError, 'a broken JSON answer fails as the SDK would see it fail');
+});
+
+t.test('an answer that breaks off before its response rejects the call', async (t) => {
+  const origin = await serve(t, (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(': working\n\n');
+    setTimeout(() => req.socket.destroy(), 5);
+  });
+  const fetch = guardedFetch(agent(t));
+  await t.rejects(fetch(`${origin}/mcp`, { method: 'POST', body: call(1) }));
 });

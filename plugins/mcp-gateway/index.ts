@@ -252,8 +252,10 @@ export default definePlugin<McpGatewayOptions>({
         const v = headerString(ctx.headers, name);
         if (v !== undefined) headers.set(name, v);
       }
-      // No body: the transport takes the parsed message (a body would be a web stream per call).
-      const request = new Request(`http://gateway${ctx.path}`, { method: ctx.method, headers });
+      // What the SDK's transport reads of a `Request` (its method, URL and headers), not a `Request`:
+      // that would parse the URL and make an AbortController per call. No body either: the
+      // transport takes the parsed message.
+      const request = { method: ctx.method, url: `http://gateway${ctx.path}`, headers } as unknown as Request;
       let response: Response;
       try {
         response = await session.transport.handleRequest(request, message !== undefined ? { parsedBody: message } : {});
