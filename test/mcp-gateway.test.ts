@@ -69,6 +69,37 @@ t.test('the MCP gateway', async (t) => {
     t.same(seen, [1, 2, 3], 'three progress notifications, in order');
   });
 
+  await t.test('an answer without progress goes out in one piece; a call with progress streams', async (t) => {
+    const { transport } = await mcpClient(t, `${gw.url}/alpha/mcp`, key);
+    const post = (id: number, params: Record<string, unknown>): Promise<Response> =>
+      fetch(`${gw.url}/alpha/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'mcp-session-id': transport.sessionId!,
+          'mcp-protocol-version': transport.protocolVersion!,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params }),
+      });
+    const whole = await post(1, { name: 'echo', arguments: { text: 'one piece' } });
+    t.equal(whole.headers.get('content-type'), 'text/event-stream');
+    const text = await whole.text();
+    t.equal(whole.headers.get('content-length'), String(Buffer.byteLength(text)), 'sent with its length, not chunked');
+    t.match(text, /"text":"one piece"/);
+
+    const streamed = await post(2, { name: 'progress', arguments: { steps: 2 }, _meta: { progressToken: 'p' } });
+    t.equal(streamed.headers.get('content-length'), null, 'streamed');
+    const reader = streamed.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    t.match(first, /notifications\/progress/, 'the first progress event arrives on its own');
+    t.notMatch(first, /"done"/, 'before the result');
+    let rest = '';
+    for (let r = await reader.read(); !r.done; r = await reader.read()) rest += new TextDecoder().decode(r.value);
+    t.match(rest, /"text":"done"/);
+  });
+
   await t.test('a disabled tool is absent and refused; allow-lists narrow further', async (t) => {
     const server = gw.store.c.mcpServers.getBy('slug', 'alpha')!;
     gw.store.c.mcpServers.update(server.id, (s) => ({ ...s, disabled_capabilities: [{ type: 'tool', name: 'add' }] }));

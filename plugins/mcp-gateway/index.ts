@@ -20,6 +20,7 @@
  * needs `mcp.invoke` and reaches only its workspace's servers. The upstream never sees the key or
  * any client header: only the gateway's stored credentials for that server.
  */
+import type { ReadableStreamReadResult } from 'node:stream/web';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -85,24 +86,62 @@ function callOf(message: JsonRpcRequest, scope: Scope): McpCall {
   return { server, method, tool, argument_bytes: args === undefined ? 0 : Buffer.byteLength(JSON.stringify(args)), outcome: null, error_code: null, upstream_ms: 0 };
 }
 
+type Read = ReadableStreamReadResult<Uint8Array>;
+
+/** `Promise.race` against {@link ALREADY} tells whether a promise had already settled. */
+const NOT_YET = 'not yet' as const;
+const ALREADY: Promise<typeof NOT_YET> = Promise.resolve(NOT_YET);
+
 /**
- * A web `Response` body as the chunks a reply streams. When the client goes away the read is
- * cancelled at once: a generator waiting on `read()` would otherwise hold a long-lived stream (the
- * GET stream, a slow call's SSE answer) open until its next event, and a drain with it.
+ * The reply body for a web `Response` body the SDK's transport writes. A POST's answer is awaited:
+ * when the transport had finished writing it by then (a call's response with no progress before
+ * it), it goes out as one buffer with a length, in one write; otherwise, and for the GET stream,
+ * the chunks stream as they come. When the client goes away the read is cancelled at once: a
+ * pending `read()` would otherwise hold a long-lived stream (the GET stream, a slow call's answer)
+ * open until its next event, and a drain with it.
  */
-async function* chunks(ctx: GatewayContext, body: ReadableStream<Uint8Array>, done: () => void): AsyncGenerator<Buffer> {
+async function replyBody(ctx: GatewayContext, body: ReadableStream<Uint8Array>, done: () => void): Promise<Buffer | AsyncGenerator<Buffer>> {
   const reader = body.getReader();
   const off = ctx.onAbort(() => void reader.cancel().catch(() => undefined));
-  try {
-    for (;;) {
-      const { value, done: end } = await reader.read();
-      if (end) return;
-      yield Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-    }
-  } finally {
+  const release = (): void => {
     off();
     done();
-    await reader.cancel().catch(() => undefined);
+    void reader.cancel().catch(() => undefined);
+  };
+  if (ctx.method !== 'POST') return chunks(reader, undefined, reader.read(), release);
+  let first: Read;
+  try {
+    first = await reader.read();
+  } catch (err) {
+    release();
+    throw err;
+  }
+  if (first.done) {
+    release();
+    return Buffer.alloc(0);
+  }
+  const next = reader.read();
+  const now = await Promise.race([next, ALREADY]).catch(() => NOT_YET);
+  if (now !== NOT_YET && now.done) {
+    release();
+    return bytes(first.value);
+  }
+  return chunks(reader, first.value, next, release);
+}
+
+const bytes = (v: Uint8Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+
+/** `first` (already read), then what `pending` and the reads after it give, until the end. */
+async function* chunks(reader: ReadableStreamDefaultReader<Uint8Array>, first: Uint8Array | undefined, pending: Promise<Read>, release: () => void): AsyncGenerator<Buffer> {
+  try {
+    if (first !== undefined) yield bytes(first);
+    for (let read = pending; ; read = reader.read()) {
+      const { value, done } = await read;
+      if (done) return;
+      yield bytes(value);
+    }
+  } finally {
+    release();
   }
 }
 
@@ -269,7 +308,7 @@ export default definePlugin<McpGatewayOptions>({
         untrack();
         return reply(response.status, undefined, out);
       }
-      return reply(response.status, chunks(ctx, response.body, untrack), out);
+      return reply(response.status, await replyBody(ctx, response.body, untrack), out);
     }
 
     const routes: RouteDefinition[] = [];
