@@ -31,6 +31,7 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  ResultSchema,
   type Prompt,
   type Resource,
   type ResourceTemplate,
@@ -358,7 +359,11 @@ export function createProxyServer(session: Session, options: ProxyOptions): Serv
     check(r, 'tool', name);
     // Also without arguments: checks on metadata or on the tool's name (as `model`) still apply.
     const args = await screen(extra as Extra, 'input', r, name, req.params.arguments, argumentTexts, "the tool's arguments");
-    const answer = await call(extra as Extra, r, (c, opts) => c.callTool({ ...req.params, name, ...(args === undefined ? {} : { arguments: args }) }, undefined, opts));
+    // The result is checked as a tools/call result once, by this side's SDK server on the way out
+    // (and against the tool's output schema by the client, which listed it): upstream, the SDK
+    // client checks only that it is a result.
+    const params = { ...req.params, name, ...(args === undefined ? {} : { arguments: args }) };
+    const answer = await call(extra as Extra, r, (c, opts) => c.request({ method: 'tools/call', params }, ResultSchema, opts));
     const result = await screen(extra as Extra, 'output', r, name, answer as Record<string, unknown>, toolResultTexts, "the tool's result");
     if (result.isError === true) note(extra as Extra, (rec) => (rec.outcome = 'error'));
     return result;
