@@ -149,7 +149,8 @@ t.test('the operator loop: workspace, key, traffic, logs, overview, config, rate
   const limited = page.getByRole('table', { name: 'Request logs' }).locator('tbody tr');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   for (let i = 0; i < 50 && !page.url().includes('status=429'); i++) await page.waitForTimeout(100);
-  const shows429 = async (): Promise<boolean> => (await limited.count()) > 0 && /\b429\b/.test(await limited.first().innerText());
+  // Rows as they are now (no waiting): a refresh may empty the table while the record is written.
+  const shows429 = async (): Promise<boolean> => (await limited.allInnerTexts()).some((row) => /\b429\b/.test(row));
   for (let i = 0; i < 100 && !(await shows429()); i++) {
     await page.getByRole('button', { name: 'Refresh' }).click();
     await page.waitForTimeout(100);

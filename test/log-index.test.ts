@@ -1,7 +1,7 @@
 /**
  * The logs' secondary indexes (issue 11, item 5): GET /v1/logs and the exports read through them.
  * Records are seeded straight into the gateway's store with the plugin's own writer function
- * (`putLog`), so the data is exactly what the writer makes; the API is then asked over a real
+ * (`writeLogs`), so the data is exactly what the writer makes; the API is then asked over a real
  * socket. Asserts: each indexed filter returns exactly the matching records, newest first; pages
  * and cursors cover them without overlap or gap; workspace keys never see another workspace's
  * records through any index or cursor; POST /v1/logs records are indexed; retention removes
@@ -16,7 +16,7 @@ import { startGateway, addWorkspace, tempDir, ADMIN_KEY, type StartedGateway, ty
 import { DEFAULT_WORKSPACE_SCOPES } from '../core/auth/scopes.js';
 import { createLogger } from '../core/logger.js';
 import { openLogDb, type LogDb, type StoredLog } from '../plugins/logging/log-db.js';
-import { INDEXED, LOG_INDEX_DB, openLogIndex, putLog, startBackfill, type IndexDb, type IndexField } from '../plugins/logging/log-index.js';
+import { INDEXED, LOG_INDEX_DB, openLogIndex, startBackfill, writeLogs, type IndexDb, type IndexField } from '../plugins/logging/log-index.js';
 import { newWalkState, queryLogs } from '../plugins/logging/log-query.js';
 import { sweep } from '../plugins/logging/retention.js';
 import { idPrefix } from '../plugins/logging/scan.js';
@@ -102,7 +102,8 @@ async function seed(t: Teardown): Promise<Seeded> {
       }),
     );
   }
-  await Promise.all(all.map((r) => putLog(db, idx, r)));
+  const seeded = await writeLogs(db, idx, all);
+  if (seeded.failed > 0) throw new Error('seed records were not written', { cause: seeded.error });
   // The gateway logs its own admin calls (the list calls included): the window ends at the seed.
   const end = all.at(-1)!.created_at;
   const list = async (query: Record<string, string>, key = ADMIN_KEY): Promise<{ status: number; body: Json }> => {
@@ -248,7 +249,7 @@ t.test('sparse entries: no entry for a 2xx status or a trace id that is the reco
     if (i % 2 === 0) r.trace_id = r.id;
     return r;
   });
-  await Promise.all(fresh.map((r) => putLog(db, idx, r)));
+  t.same(await writeLogs(db, idx, fresh), { failed: 0 });
   const entriesOf = (id: string): string[] => [...idx.getKeys({ start: ['', ''], end: ['~'] })].filter((k) => (k as string[])[2] === id).map((k) => (k as string[])[0]!);
   const ok = fresh[1]!;
   t.same(entriesOf(ok.id).sort(), [INDEXED.api_key_id, INDEXED.model, INDEXED.provider, INDEXED.trace_id].sort(), 'a 200 has no status entry');
@@ -315,7 +316,7 @@ t.test('retention removes index entries with their records', async (t) => {
   const now = Date.now();
   const old = [1, 2, 3].map((i) => rec(idAt(now - 40 * 86_400_000 + i, i), now - 40 * 86_400_000 + i, { model: 'old-model', workspace_id: 'ws-1' }));
   const fresh = [1, 2].map((i) => rec(idAt(now - 5000 + i, 10 + i), now - 5000 + i, { model: 'new-model', workspace_id: 'ws-1' }));
-  await Promise.all([...old, ...fresh].map((r) => putLog(db, idx, r)));
+  t.same(await writeLogs(db, idx, [...old, ...fresh]), { failed: 0 });
   const entriesOf = (id: string): Key[] => [...idx.getKeys()].filter((k) => (k as string[])[2] === id);
   t.ok(entriesOf(old[0]!.id).length >= 5, 'indexed first');
   t.equal(await sweep(db, { cutoffMs: now - 30 * 86_400_000, maxRecords: 1000, limit: 100 }, idx), 3);
@@ -357,7 +358,7 @@ t.test('the walk is bounded: a filter matching nothing in a wide window stops wi
   const db = openLogDb(root);
   const idx = root.openDB({ name: LOG_INDEX_DB }) as IndexDb;
   const base = Date.now() - 1_000_000;
-  await Promise.all(Array.from({ length: 3000 }, (_, i) => putLog(db, idx, rec(idAt(base + i, i), base + i, { metadata: { n: String(i) } }))));
+  t.same(await writeLogs(db, idx, Array.from({ length: 3000 }, (_, i) => rec(idAt(base + i, i), base + i, { metadata: { n: String(i) } }))), { failed: 0 });
   const { listLogs } = await import('../plugins/logging/log-list.js');
   // `metadata` has no index: the time order is walked, and the visit budget is what stops it.
   const query = { metadata: '{"n":"5"}', current_page: 0, page_size: 10 };

@@ -3,7 +3,7 @@
  * and chat latency while four log exports stream.
  *
  *   seed     RECORDS request logs over the last 7 days, written straight into a data dir with
- *            the logging plugin's own `putLog` (record + index entries, one transaction per
+ *            the logging plugin's own `writeLogs` (record + index entries, one transaction per
  *            10,000): 5 workspaces, 20 models, 4 providers, 90% 200 / 5% 429 / 5% 500, 50 API
  *            keys, metadata env prod/staging/canary (1%)
  *   serve    a gateway process (`dist/cli/main.js start`, or `--cli` for another build) on that
@@ -25,7 +25,7 @@ import { Pool, request } from 'undici';
 import { openStore } from '../../core/store/store.js';
 import { createLogger } from '../../core/logger.js';
 import { openLogDb, type StoredLog } from '../../plugins/logging/log-db.js';
-import { openLogIndex, putLog } from '../../plugins/logging/log-index.js';
+import { openLogIndex, writeLogs } from '../../plugins/logging/log-index.js';
 import { idPrefix } from '../../plugins/logging/scan.js';
 import { startMockUpstream } from '../mock-upstream.js';
 import { startService } from '../lib/processes.js';
@@ -113,9 +113,9 @@ async function seed(dir: string, n: number, log: (line: string) => void): Promis
     const start = Date.now() - 7 * DAY_MS;
     const t0 = performance.now();
     for (let from = 0; from < n; from += BATCH) {
-      store.root.transactionSync(() => {
-        for (let i = from; i < Math.min(n, from + BATCH); i++) void putLog(db, idx, record(i, n, start));
-      });
+      const batch = Array.from({ length: Math.min(n, from + BATCH) - from }, (_, k) => record(from + k, n, start));
+      const { failed, error } = await writeLogs(db, idx, batch);
+      if (failed > 0) throw new Error(`logs: ${failed} seeded records were not written`, { cause: error });
       if ((from / BATCH) % 10 === 0) log(`logs: seeded ${from + BATCH} / ${n}`);
     }
     // Every seeded record is indexed: the gateway has nothing to backfill.

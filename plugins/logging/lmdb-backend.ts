@@ -6,7 +6,7 @@
 import { isNoRoom, StoreErrors, type Logger, type Store } from '../../core/index.js';
 import type { LogBackend } from './backend.js';
 import { openLogDb, type StoredLog } from './log-db.js';
-import { openLogIndex, putLog, startBackfill } from './log-index.js';
+import { openLogIndex, startBackfill, writeLogs } from './log-index.js';
 import { createLogWriter } from './log-writer.js';
 import { listLogs } from './log-list.js';
 import { newWalkState, queryLogs } from './log-query.js';
@@ -63,12 +63,11 @@ export function openLmdbBackend<P>(store: Store, options: BackendOptions<P>): Lo
       list: (query, workspace) => listLogs(sources, query, workspace),
       walk: (q) => queryLogs(sources, q, newWalkState()),
       async insert(records) {
-        // One batched transaction: the puts of one turn commit together.
-        let failure: unknown;
-        const written = await Promise.all(records.map((r) => putLog(db, idx, r, (err) => (failure ??= err))));
-        if (!written.every(Boolean)) {
-          if (isNoRoom(failure)) throw StoreErrors.full(failure);
-          throw new Error('custom logs could not be written', { cause: failure });
+        // One transaction for the batch.
+        const { failed, error } = await writeLogs(db, idx, records);
+        if (failed > 0) {
+          if (isNoRoom(error)) throw StoreErrors.full(error);
+          throw new Error('custom logs could not be written', { cause: error });
         }
       },
     },

@@ -9,16 +9,14 @@
  * order too and a time window is a key range there as well. The entry's value is the record's
  * workspace: a workspace-scoped walk drops other workspaces' entries without reading a record.
  *
- * Entries are written with their record in the same turn (lmdb-js commits the async writes of a
- * turn as one transaction) and removed with it by retention. A database written before the
+ * Entries are written with their record in one transaction ({@link writeLogs}) and removed with it
+ * by retention. A database written before the
  * indexes existed is backfilled in slices after start (see {@link startBackfill}); until that
  * finishes, indexed queries may miss the older records (the time scan still sees them).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database, Key } from 'lmdb';
 import type { Logger, Store } from '../../core/index.js';
-// Not from core/index.js: the log thread (log-thread.ts) loads this module and nothing of the core it does not use.
-import { quietWrite } from '../../core/store/write-failures.js';
 import { LOGS_DB, type LogDb, type StoredLog } from './log-db.js';
 
 /** The indexed fields, by their short key name. */
@@ -108,13 +106,6 @@ function sparseStart(idx: IndexDb): string | undefined {
   return since;
 }
 
-/** Remembers `id` as where sparse entries begin, unless a start is stored already. */
-function markSparse(idx: IndexDb, id: string): void {
-  if (sparseStart(idx) !== undefined) return;
-  sparseSince.set(idx, id);
-  void idx.put(SPARSE_KEY, id).catch(() => sparseSince.delete(idx));
-}
-
 /** The entries a stored record may have: its own terms, and the legacy ones for records from before sparse entries. */
 function storedTerms(idx: IndexDb, r: StoredLog): Array<[IndexField, string]> {
   const since = sparseStart(idx);
@@ -124,34 +115,46 @@ function storedTerms(idx: IndexDb, r: StoredLog): Array<[IndexField, string]> {
 /** The index value of a filter value: what {@link indexTerms} stored for it. */
 export const indexValue = (value: string): string => value.slice(0, MAX_VALUE);
 
-/**
- * A record and its index entries, queued in one turn: LMDB commits them as one transaction.
- * Resolves true once committed, false when any part could not be written (the first failure goes
- * to `onError`); never rejects. lmdb-js gives every unconditional write of one transaction the
- * same promise, so this settles one promise (two when the transaction filled up in between)
- * rather than one per entry: the writer calls it for every request.
- */
-export function putLog(db: LogDb, idx: IndexDb, r: StoredLog, onError?: (err: unknown) => void): Promise<boolean> {
-  if (sparseSince.get(idx) === undefined) markSparse(idx, r.id);
-  const first = db.put(r.id, r);
-  let last = first;
-  for (const [field, value] of indexTerms(r)) last = idx.put([field, indexValue(value), r.id], r.workspace_id);
-  if (last === first) return quietWrite(first, onError);
-  let reported = false;
-  const report = (err: unknown): void => {
-    if (!reported) onError?.(err);
-    reported = true;
-  };
-  return Promise.all([quietWrite(first, report), quietWrite(last, report)]).then(([a, b]) => a && b);
+/** What a {@link writeLogs} batch cost: the records not written, and the first error. */
+export interface WriteOutcome {
+  failed: number;
+  error?: unknown;
 }
 
 /**
- * {@link putLog} inside the caller's write transaction (the log thread's batch, in a
- * `transaction()` callback): the record and its entries are written as the transaction goes, with
- * no write queue and no promise per write. Throws what LMDB throws; the caller decides what a
- * failed record costs (the transaction does not roll back: see the log thread).
+ * Records and their index entries in one write transaction, written inside its callback with no
+ * write queue and no promise per entry (which cost more than the writes: `bench/ab.sh`, closing
+ * note of issue 13). The transaction is lmdb-js's asynchronous one: its commit (and fsync) is made
+ * off the calling thread, and batches that arrive meanwhile share the next commit. A record LMDB
+ * refuses (a key past its size limit, say) costs only itself; a transaction that cannot commit (the
+ * store full) costs the batch. Never rejects.
  */
-export function putLogSync(db: LogDb, idx: IndexDb, r: StoredLog): void {
+export function writeLogs(db: LogDb, idx: IndexDb, records: readonly StoredLog[]): Promise<WriteOutcome> {
+  const outcome: WriteOutcome = { failed: 0 };
+  return db
+    .transaction(() => {
+      // Nothing here throws: lmdb-js would commit what came before a throw (no rollback).
+      for (const r of records) {
+        try {
+          putLogSync(db, idx, r);
+        } catch (err) {
+          outcome.failed++;
+          outcome.error ??= err;
+        }
+      }
+    })
+    .then(
+      () => outcome,
+      (err: unknown) => {
+        // What the transaction marked is read again from the database.
+        sparseSince.delete(idx);
+        return { failed: records.length, error: err };
+      },
+    );
+}
+
+/** A record and its index entries, inside the caller's write transaction (see {@link writeLogs}). Throws what LMDB throws. */
+function putLogSync(db: LogDb, idx: IndexDb, r: StoredLog): void {
   if (sparseSince.get(idx) === undefined && sparseStart(idx) === undefined) {
     idx.putSync(SPARSE_KEY, r.id);
     sparseSince.set(idx, r.id);
@@ -160,12 +163,7 @@ export function putLogSync(db: LogDb, idx: IndexDb, r: StoredLog): void {
   for (const [field, value] of indexTerms(r)) idx.putSync([field, indexValue(value), r.id], r.workspace_id);
 }
 
-/** After a failed transaction of {@link putLogSync}s: what it marked is read again from the database. */
-export function forgetSparseMark(idx: IndexDb): void {
-  sparseSince.delete(idx);
-}
-
-/** Removes a record and its index entries (same transaction, as for {@link putLog}). */
+/** Removes a record and its index entries (queued in one turn: lmdb-js commits them as one transaction). */
 export function removeLog(db: LogDb, idx: IndexDb, r: StoredLog): Promise<unknown> {
   const writes: Array<Promise<boolean>> = [db.remove(r.id)];
   for (const [field, value] of storedTerms(idx, r)) writes.push(idx.remove([field, indexValue(value), r.id]));

@@ -3,7 +3,7 @@
  * LMDB, off the event loop that serves requests.
  *
  *   main thread                                   this thread
- *   writer ──{seq, records}──▶ postMessage ──▶    putLogSync × n (one LMDB transaction)
+ *   writer ──{seq, records}──▶ postMessage ──▶    writeLogs (one LMDB transaction)
  *          ◀──{seq, failed, error}─────────────   once committed
  *
  * lmdb-js shares one environment between the threads of a process, so this thread opens the
@@ -16,7 +16,7 @@ import { open } from 'lmdb';
 import { guardCommitFailures } from '../../core/store/write-failures.js';
 import type { Logger } from '../../core/logger.js';
 import { openLogDb, type StoredLog } from './log-db.js';
-import { forgetSparseMark, LOG_INDEX_DB, putLogSync, type IndexDb } from './log-index.js';
+import { LOG_INDEX_DB, writeLogs, type IndexDb } from './log-index.js';
 
 /** What the writer sends. */
 export type ToLogThread = { type: 'write'; seq: number; records: StoredLog[] } | { type: 'close' };
@@ -77,35 +77,9 @@ const root = open({ path, maxDbs: 128 });
 const db = openLogDb(root);
 const idx: IndexDb = root.openDB({ name: LOG_INDEX_DB });
 
-/**
- * One batch, one write transaction: records and index entries are written inside its callback,
- * with no write queue or promise per entry (which cost more than the writes: `bench/ab.sh`,
- * closing note of issue 13). The transaction is lmdb-js's asynchronous one: its commit (and
- * fsync) is made off this thread, and the batches that arrive meanwhile share the next commit,
- * so the thread keeps up at saturation. A record LMDB refuses (a key past its size limit, say)
- * costs only itself; a transaction that cannot commit (the store full) costs the batch.
- */
+/** One batch, one write transaction (see {@link writeLogs}); the writer hears what it cost. */
 function write(seq: number, records: StoredLog[]): void {
-  let failed = 0;
-  let error: unknown;
-  const done = root.transaction(() => {
-    // Nothing here throws: lmdb-js would commit what came before a throw (no rollback).
-    for (const r of records) {
-      try {
-        putLogSync(db, idx, r);
-      } catch (err) {
-        failed++;
-        error ??= err;
-      }
-    }
-  });
-  done.then(
-    () => send({ type: 'written', seq, failed, ...(failed > 0 ? { error: asThreadError(error) } : {}) }),
-    (err: unknown) => {
-      forgetSparseMark(idx);
-      send({ type: 'written', seq, failed: records.length, error: asThreadError(err) });
-    },
-  );
+  void writeLogs(db, idx, records).then(({ failed, error }) => send({ type: 'written', seq, failed, ...(failed > 0 ? { error: asThreadError(error) } : {}) }));
 }
 
 port.on('message', (message: ToLogThread) => {
