@@ -42,6 +42,29 @@ async function client(url: string, headers: Record<string, string>): Promise<Cli
   return c;
 }
 
+/**
+ * Node's warnings, minus the MaxListenersExceededWarnings of this driver's own SDK clients (said
+ * once through `log`). Their transports pass one long-lived abort signal to Node's `fetch`, whose
+ * listener per call comes off only when the call is garbage-collected: hundreds of lines a run, of
+ * the driver, not of the gateway (which gives its SDK clients a fetch that does not do this). Returns
+ * the undo.
+ */
+function quietDriverListenerWarnings(log: (line: string) => void): () => void {
+  const printers = process.listeners('warning');
+  let told = false;
+  const filter = (warning: Error): void => {
+    if (warning.name !== 'MaxListenersExceededWarning') return printers.forEach((print) => print(warning));
+    if (!told) log("mcp: the driver's SDK clients pass Node's fetch one long-lived abort signal; its listener warnings are not shown");
+    told = true;
+  };
+  process.removeAllListeners('warning');
+  process.on('warning', filter);
+  return () => {
+    process.off('warning', filter);
+    for (const print of printers) process.on('warning', print);
+  };
+}
+
 /** Sequential calls; per-call latency in ms. */
 async function calls(c: Client, n: number): Promise<number[]> {
   const out: number[] = [];
@@ -63,6 +86,7 @@ export const mcp: Scenario = {
     const { gateway, request } = await startDefaultPipeline(ctx, plain!.chatRequest());
     const clients: Client[] = [];
     try {
+      teardowns.push(quietDriverListenerWarnings(ctx.log));
       const adminKey = request.headers['x-gateway-api-key']!;
       await admin(gateway.url, adminKey, '/v1/mcp-integrations', { name: 'bench', slug: 'bench-int', url: upstream.url, transport: 'http', auth_type: 'none', workspace_id: 'default' });
       await admin(gateway.url, adminKey, '/v1/mcp-servers', { name: 'bench', slug: 'bench', mcp_integration_id: 'bench-int', workspace_id: 'default' });
