@@ -154,10 +154,8 @@ function readAnswer(body: Readable, type: string, headers: Headers, single: bool
     const held: Buffer[] = [];
     const parser = new SseParser();
     const responses: unknown[] = [];
-    let settled = false;
 
     const finish = (answer: Response): void => {
-      settled = true;
       body.off('data', onData).off('end', onEnd).off('error', onError);
       resolve(answer);
     };
@@ -209,12 +207,8 @@ function readAnswer(body: Readable, type: string, headers: Headers, single: bool
       if (responses.length === 0) return asStream();
       asJson(responses.length === 1 ? responses[0] : responses);
     };
-    const onError = (err: Error): void => {
-      if (!settled) {
-        settled = true;
-        reject(err);
-      }
-    };
+    // Listened to only until the answer is settled (finish takes it off): an error before then fails the call.
+    const onError = (err: Error): void => reject(err);
     body.on('data', onData).on('end', onEnd).on('error', onError);
   });
 }
