@@ -4,10 +4,11 @@
  * bytes are the provider's, but logged as `upstream_invalid_response` rather than a success.
  * Pass-through routes carry whatever the provider serves, so they are never judged.
  *
- * When something parses the answer anyway (the usage meter), the parse decides. When nothing
- * does, the check must not add a parse per request to the hot path: the answer's first and last
- * non-blank bytes must be `{` and `}`, which tells an HTML page, an empty or a cut body from an
- * object without reading the middle.
+ * When the usage meter reads the answer, it decides: an answer ending with its usage is read from
+ * its end with this same edge check (meter.ts `trailingUsage`), any other is parsed. When nothing
+ * reads it, the check must not add a parse per request to the hot path: the answer's first and
+ * last non-blank bytes must be `{` and `}`, which tells an HTML page, an empty or a cut body from
+ * an object without reading the middle.
  */
 import type { GatewayContext } from '../context.js';
 
