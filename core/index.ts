@@ -47,7 +47,7 @@ export { budgetPeriod, entityCounterId, budgetValkeyKey, readBudgetUsage, resetB
 export type { RateTake, BudgetTake, RateSettle, BudgetSettle } from './store/distributed/governance-scripts.js';
 export type { Collection, Page, ListOptions } from './store/collection.js';
 export type * as Records from './store/records.js';
-export { uuidv7, slugify, nowIso, isUuid } from './store/ids.js';
+export { uuidv7, slugify, nowIso, isoTime, isUuid } from './store/ids.js';
 export { maskSecret } from './store/secrets.js';
 export { generateApiKey, hashApiKey, maskApiKey } from './store/api-key-hash.js';
 export { newApiKey } from './store/api-key-record.js';

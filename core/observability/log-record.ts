@@ -15,6 +15,7 @@ import type { HookResults } from '../guardrail-checks.js';
 import type { McpCall } from '../mcp.js';
 import '../prompt.js';
 import { isMcpRoute } from '../mcp.js';
+import { isoTime } from '../store/ids.js';
 
 declare module '../context.js' {
   interface ContextVars {
@@ -22,6 +23,8 @@ declare module '../context.js' {
     cacheWaitMs: number;
     /** The request's log record, once the first observer built it (see buildLogRecord). */
     logRecord: LogRecord;
+    /** Its `created_at` in ms since the epoch (rollups key on it without parsing the string). */
+    logRecordAt: number;
   }
 }
 
@@ -156,13 +159,15 @@ function guardrailsLog(results: HookResults, error: { code: string } | undefined
 export function buildLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingService): LogRecord {
   let record = ctx.get('logRecord');
   if (record === undefined) {
-    record = makeLogRecord(ctx, outcome, pricing);
+    const at = Date.now() - outcome.durationMs;
+    record = makeLogRecord(ctx, outcome, at, pricing);
     ctx.set('logRecord', record);
+    ctx.set('logRecordAt', Math.trunc(at));
   }
   return record;
 }
 
-function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingService): LogRecord {
+function makeLogRecord(ctx: GatewayContext, outcome: Outcome, at: number, pricing?: PricingService): LogRecord {
   const principal = ctx.get('principal');
   // A WebSocket session is named by the plugin serving it (core/upgrade.ts), e.g. `realtime`.
   const route = ctx.route.kind === 'model' ? ctx.route.name : isMcpRoute(ctx.route) ? 'mcp' : ctx.get('upgrade')?.name ?? ctx.route.kind;
@@ -182,7 +187,7 @@ function makeLogRecord(ctx: GatewayContext, outcome: Outcome, pricing?: PricingS
   const prompt = ctx.get('promptRef');
   return {
     id: ctx.id,
-    created_at: new Date(Date.now() - outcome.durationMs).toISOString(),
+    created_at: isoTime(at),
     trace_id: ctx.traceId,
     span_id: header(ctx, 'x-gateway-span-id'),
     parent_span_id: header(ctx, 'x-gateway-parent-span-id'),

@@ -65,3 +65,27 @@ export const MAX_ID_LENGTH = 255;
 export const MAX_RAW_KEY_LENGTH = 8192;
 
 export const nowIso = (): string => new Date().toISOString();
+
+/** Years 0–9999: the range where an ISO time is `YYYY-MM-DDTHH:MM:SS.mmmZ` (beyond it, ±YYYYYY). */
+const PLAIN_ISO_END = 253_402_300_800_000;
+let minuteStart = Number.NaN;
+let minutePrefix = '';
+
+/**
+ * `new Date(ms).toISOString()` for a time on the request path (a log record's `created_at`):
+ * the minute's `YYYY-MM-DDTHH:MM:` is formatted once and the seconds appended, about a tenth of
+ * the cost of formatting the whole date (~0.5 µs) on every request.
+ */
+export function isoTime(ms: number): string {
+  const t = Math.trunc(ms);
+  if (!(t >= 0 && t < PLAIN_ISO_END)) return new Date(t).toISOString();
+  const within = t % 60_000;
+  const minute = t - within;
+  if (minute !== minuteStart) {
+    minutePrefix = new Date(minute).toISOString().slice(0, 17);
+    minuteStart = minute;
+  }
+  const s = Math.floor(within / 1000);
+  const milli = within - s * 1000;
+  return `${minutePrefix}${s < 10 ? '0' : ''}${s}.${milli < 100 ? (milli < 10 ? '00' : '0') : ''}${milli}Z`;
+}

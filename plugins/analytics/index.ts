@@ -58,7 +58,7 @@ export default definePlugin<AnalyticsOptions>({
           const call = mcpCallOf(ctx);
           if (call === undefined) return;
           const record = buildLogRecord(ctx, outcome, pricer());
-          rollup.add(record, { error: record.mcp?.outcome !== 'ok', fallback: false, ...mcpDimensions({ server: call.server, method: call.method!, tool: call.tool }) });
+          rollup.add(record, { error: record.mcp?.outcome !== 'ok', fallback: false, at: ctx.get('logRecordAt'), ...mcpDimensions({ server: call.server, method: call.method!, tool: call.tool }) });
           return;
         }
         const record = buildLogRecord(ctx, outcome, pricer());
@@ -68,6 +68,7 @@ export default definePlugin<AnalyticsOptions>({
           // A success from another target than the first one tried. (A load balancer choosing
           // `targets[1]` is its first try, so it is not a rescue.)
           fallback: record.is_success && first !== undefined && first !== record.last_used_option_index,
+          at: ctx.get('logRecordAt'),
         });
       },
       routes: adminRoutes(app, analyticsRoutes({ store: withUnflushed(store, rollup, oldest), oldestMinute: oldest })),

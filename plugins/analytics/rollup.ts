@@ -73,6 +73,8 @@ export interface AddFacts {
   fallback: boolean;
   provider?: string;
   model?: string;
+  /** The record's `created_at` in ms, when the caller has it (`logRecordAt`): saves parsing the string. */
+  at?: number;
 }
 
 export interface Rollup {
@@ -172,7 +174,7 @@ export function createRollupWith(write: RollupWrite, options: RollupOptions, log
   return {
     add(record, facts) {
       const workspace = record.workspace_id ?? '';
-      const at = Date.parse(record.created_at);
+      const at = facts.at ?? Date.parse(record.created_at);
       const minute = minuteOf(at);
       const provider = facts.provider ?? (record.provider ?? '').slice(0, 64);
       const model = facts.model ?? (record.model ?? '').slice(0, 128);
