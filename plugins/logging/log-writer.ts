@@ -15,9 +15,9 @@
  * here with the thread's encoder was measured too: it cost the event loop more than the copy.
  * Why slices and batches: the copy to the thread (~2.4 µs a record here) is paid a slice at a
  * time, so no request waits behind a long one. A transaction, its commit (an fsync) and its ack
- * cost about the same for 32 records as for 512, so they are paid per batch: under load a commit
- * every ~100 ms instead of every few ms, about 6 % of the default pipeline's CPU per request
- * (bench/ab.sh, closing note of issue 13). Below BATCH records a second, flush_ms bounds the wait.
+ * cost about the same for 32 records as for 128, so they are paid per batch: 5–8 % of the default
+ * pipeline's CPU per request (bench/ab.sh, closing note of issue 13). Below BATCH records,
+ * flush_ms bounds the wait.
  * Records leave this thread a slice at a time, so they die young on its heap.
  *
  * A full queue drops the new record and counts it (`log-stats`): under a storage stall the
@@ -36,8 +36,12 @@ import { logStats } from './stats.js';
 
 /** Records per slice handed to the thread (the copy is paid a slice at a time). */
 const SLICE = 32;
-/** Records per transaction (and per ack) before the timer (flush_ms) would. */
-export const BATCH = 512;
+/**
+ * Records per transaction (and per ack) before the timer (flush_ms) would. Larger batches cost
+ * less CPU per record, but their transaction and commit run longer on the gateway's core: at 512
+ * the default pipeline's p99 at one connection rose by ~0.7 ms (bench default-pipeline, c=1).
+ */
+export const BATCH = 128;
 
 /** tsc puts the compiled thread next to this module. */
 const THREAD_FILE = new URL('./log-thread.js', import.meta.url);
