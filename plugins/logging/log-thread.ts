@@ -3,9 +3,8 @@
  * LMDB, off the event loop that serves requests.
  *
  *   main thread                                   this thread
- *   writer ──{records} (a slice)──▶ postMessage ──▶ kept
- *          ──{write, seq}─────────▶             ──▶ writeLogs of every slice kept (one LMDB transaction)
- *          ◀──{seq, failed, error}──────────────── once committed
+ *   writer ──{seq, records}──▶ postMessage ──▶    writeLogs (one LMDB transaction)
+ *          ◀──{seq, failed, error}─────────────   once committed
  *
  * lmdb-js shares one environment between the threads of a process, so this thread opens the
  * gateway's store by its path and writes into the same `logs` and `logs#idx` databases that the
@@ -20,7 +19,7 @@ import { openLogDb, type StoredLog } from './log-db.js';
 import { LOG_INDEX_DB, writeLogs, type IndexDb } from './log-index.js';
 
 /** What the writer sends. */
-export type ToLogThread = { type: 'records'; records: StoredLog[] } | { type: 'write'; seq: number } | { type: 'close' };
+export type ToLogThread = { type: 'write'; seq: number; records: StoredLog[] } | { type: 'close' };
 
 /** An error as it crosses the thread boundary (an Error's own properties such as `code` would not). */
 export interface ThreadError {
@@ -83,19 +82,9 @@ function write(seq: number, records: StoredLog[]): void {
   void writeLogs(db, idx, records).then(({ failed, error }) => send({ type: 'written', seq, failed, ...(failed > 0 ? { error: asThreadError(error) } : {}) }));
 }
 
-/** The slices received since the last write. */
-let kept: StoredLog[] = [];
-
 port.on('message', (message: ToLogThread) => {
-  if (message.type === 'records') {
-    if (kept.length === 0) kept = message.records;
-    else for (const r of message.records) kept.push(r);
-    return;
-  }
   if (message.type === 'write') {
-    const records = kept;
-    kept = [];
-    write(message.seq, records);
+    write(message.seq, message.records);
     return;
   }
   void root.flushed.then(async () => {

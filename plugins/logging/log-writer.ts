@@ -1,30 +1,23 @@
 /**
  * The write path of the embedded driver: records leave `onDone` through a bounded in-memory queue
- * and go to the log thread (log-thread.ts) in slices; the thread encodes them with their index
- * entries and writes a batch of slices to LMDB in one transaction. No request waits on storage,
- * and the event loop that serves requests never encodes a record or an index key.
+ * and are handed in batches to the log thread (log-thread.ts), which encodes them with their
+ * index entries and writes them to LMDB. No request waits on storage, and the event loop that
+ * serves requests never encodes a record or an index key.
  *
- *   onDone ─push─▶ [ queue ] ── SLICE records ──▶ log thread: kept ─┐
- *                   full? drop + count             (structured clone) │ BATCH records, or every
- *                   (queued + in the thread ≤ queue_max)              ▼ flush_ms, or flush():
- *                                                 one transaction ─▶ logs + logs#idx, one ack
+ *   onDone ─push─▶ [ queue ] ── BATCH records, or every flush_ms ──▶ log thread ─▶ logs + logs#idx
+ *                   full? drop + count                                (one transaction per batch)
+ *                   (queued + in the thread ≤ queue_max)
  *
  * Why a thread: encoding a record and its five index keys on the event loop cost ~15 µs of each
  * request, and a flush of a few hundred records held the loop for milliseconds, which requests
- * arriving meanwhile waited out (the default pipeline's p99 at one connection). Encoding them
- * here with the thread's encoder was measured too: it cost the event loop more than the copy.
- * Why slices and batches: the copy to the thread (~2.4 µs a record here) is paid a slice at a
- * time, so no request waits behind a long one. A transaction, its commit (an fsync) and its ack
- * cost about the same for 32 records as for 128, so they are paid per batch: 5–8 % of the default
- * pipeline's CPU per request (bench/ab.sh, closing note of issue 13). Below BATCH records,
- * flush_ms bounds the wait.
- * Records leave this thread a slice at a time, so they die young on its heap.
+ * arriving meanwhile waited out (the default pipeline's p99 at one connection).
+ * Batches leave soon (BATCH records), so records die young on the main thread's heap.
  *
  * A full queue drops the new record and counts it (`log-stats`): under a storage stall the
  * gateway keeps serving with bounded memory rather than queueing without limit or blocking.
- * A full store (its size limit reached, or the disk full) drops the slice the same way, counted;
+ * A full store (its size limit reached, or the disk full) drops the batch the same way, counted;
  * writing resumes by itself once retention or deletes made room. A thread that stops loses the
- * records it held (counted, logged); the next slice starts a new one.
+ * batches it held (counted, logged); the next batch starts a new one.
  * `flush()` resolves once everything queued before it is committed and readable here;
  * `close()` writes what is left and stops the thread.
  */
@@ -34,14 +27,8 @@ import type { StoredLog } from './log-db.js';
 import type { FromLogThread, LogThreadData, ToLogThread } from './log-thread.js';
 import { logStats } from './stats.js';
 
-/** Records per slice handed to the thread (the copy is paid a slice at a time). */
-const SLICE = 32;
-/**
- * Records per transaction (and per ack) before the timer (flush_ms) would. Larger batches cost
- * less CPU per record, but their transaction and commit run longer on the gateway's core: at 512
- * the default pipeline's p99 at one connection rose by ~0.7 ms (bench default-pipeline, c=1).
- */
-export const BATCH = 128;
+/** Records per batch handed to the thread before the timer would. */
+const BATCH = 32;
 
 /** tsc puts the compiled thread next to this module. */
 const THREAD_FILE = new URL('./log-thread.js', import.meta.url);
@@ -81,10 +68,8 @@ interface Batch {
 
 export function createLogWriter<P>(options: LogWriterOptions<P>): LogWriter<P> {
   let queue: P[] = [];
-  /** Records handed to the thread in batches not yet acknowledged. */
-  let inBatches = 0;
-  /** Records handed to the thread since the last batch was sealed (the thread keeps them until then). */
-  let unsealed = 0;
+  /** Records handed to the thread and not yet acknowledged. */
+  let inThread = 0;
   let closed = false;
   let full = false;
   let scheduled = false;
@@ -98,8 +83,8 @@ export function createLogWriter<P>(options: LogWriterOptions<P>): LogWriter<P> {
     const batch = batches.get(id);
     if (batch === undefined) return;
     batches.delete(id);
-    inBatches -= batch.records;
-    if (batches.size === 0 && unsealed === 0) thread?.unref();
+    inThread -= batch.records;
+    if (batches.size === 0) thread?.unref();
     if (failed > 0) {
       logStats.dropped += failed;
       options.log.error('log batch write failed', { records: failed, err: error });
@@ -120,31 +105,26 @@ export function createLogWriter<P>(options: LogWriterOptions<P>): LogWriter<P> {
     const data: LogThreadData = { path: options.path };
     // No inherited Node flags: loaders and preloads given to the gateway (a test runner's, say) are not the thread's business.
     const w = new Worker(options.threadFile ?? THREAD_FILE, { workerData: data, execArgv: [] });
-    // An idle thread never keeps a process alive; one holding records does (see post()).
+    // An idle thread never keeps a process alive; one holding a batch does (see post()).
     w.unref();
     w.on('message', onMessage);
     w.on('error', (err) => options.log.error('log thread failed', { err }));
     w.on('exit', (code) => {
       if (thread !== w) return;
       thread = undefined;
-      if (batches.size > 0 || unsealed > 0) options.log.error('log thread stopped: its batches are lost', { code, records: inBatches + unsealed });
-      logStats.dropped += unsealed;
-      unsealed = 0;
-      for (const [id, batch] of [...batches]) {
-        logStats.dropped += batch.records;
+      const lost = [...batches.keys()];
+      if (lost.length > 0) options.log.error('log thread stopped: its batches are lost', { code, records: inThread });
+      for (const id of lost) {
+        logStats.dropped += batches.get(id)!.records;
         settle(id, 0);
       }
     });
     return w;
   }
 
-  /** Hands the queue to the thread as a slice; seals a batch when it is full, or when `seal` says so. */
-  function post(seal: boolean): void {
-    if (queue.length > 0) slice();
-    if (unsealed > 0 && (seal || unsealed >= BATCH)) sealBatch();
-  }
-
-  function slice(): void {
+  /** Hands the queue to the thread as one batch. */
+  function post(): void {
+    if (queue.length === 0) return;
     const entries = queue;
     queue = [];
     if (options.storeFull?.()) {
@@ -166,39 +146,31 @@ export function createLogWriter<P>(options: LogWriterOptions<P>): LogWriter<P> {
       }
     }
     if (records.length === 0) return;
-    try {
-      thread ??= startThread();
-      if (batches.size === 0 && unsealed === 0) thread.ref();
-      thread.postMessage({ type: 'records', records } satisfies ToLogThread);
-      unsealed += records.length;
-    } catch (err) {
-      // A value that cannot be copied to the thread (none of the gateway's own): the slice is lost, counted.
-      logStats.dropped += records.length;
-      options.log.error('log batch write failed', { records: records.length, err });
-    }
-  }
-
-  /** Asks the thread to write what it holds as one transaction, acknowledged under a new seq. */
-  function sealBatch(): void {
     const id = ++seq;
     let settleBatch!: () => void;
     const done = new Promise<void>((resolve) => (settleBatch = resolve));
-    batches.set(id, { records: unsealed, done, settle: settleBatch });
-    inBatches += unsealed;
-    unsealed = 0;
-    // The thread holding the slices exists: a slice was posted to it and its exit resets `unsealed`.
-    thread!.postMessage({ type: 'write', seq: id } satisfies ToLogThread);
+    batches.set(id, { records: records.length, done, settle: settleBatch });
+    inThread += records.length;
+    const message: ToLogThread = { type: 'write', seq: id, records };
+    try {
+      thread ??= startThread();
+      if (batches.size === 1) thread.ref();
+      thread.postMessage(message);
+    } catch (err) {
+      // A value that cannot be copied to the thread (none of the gateway's own): the batch is lost, counted.
+      settle(id, records.length, err);
+    }
   }
 
   function flush(): Promise<void> {
-    post(true);
+    post();
     if (batches.size === 0) return Promise.resolve();
     return Promise.all([...batches.values()].map((b) => b.done)).then(() => undefined);
   }
 
   function postSoon(): void {
     scheduled = false;
-    post(false);
+    post();
   }
 
   // Started now, not with the first batch: loading it takes ~0.1 s, which no record should wait out.
@@ -206,20 +178,20 @@ export function createLogWriter<P>(options: LogWriterOptions<P>): LogWriter<P> {
 
   return {
     push(entry) {
-      if (closed || queue.length + inBatches + unsealed >= options.queueMax) {
+      if (closed || queue.length + inThread >= options.queueMax) {
         logStats.dropped++;
         return false;
       }
       queue.push(entry);
       // Not inside the request's onDone: the batch leaves on the next turn.
-      if (queue.length >= SLICE && !scheduled) {
+      if (queue.length >= BATCH && !scheduled) {
         scheduled = true;
         setImmediate(postSoon);
       }
       return true;
     },
     get queued() {
-      return queue.length + inBatches + unsealed;
+      return queue.length + inThread;
     },
     flush,
     async close() {
