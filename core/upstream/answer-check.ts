@@ -27,7 +27,8 @@ export function looksLikeJsonObject(chunks: readonly Buffer[]): boolean {
 const OPEN = 0x7b;
 const CLOSE = 0x7d;
 
-function isBlank(byte: number): boolean {
+/** JSON's blank space, as a byte or a UTF-16 code unit (the same values). */
+export function isBlank(byte: number): boolean {
   return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 }
 

@@ -16,6 +16,7 @@
 import type { ModelRoute } from '../routes.js';
 import type { SseEvent } from '../sse/sse-parser.js';
 import type { Usage } from './types.js';
+import { isBlank } from '../upstream/answer-check.js';
 
 /** Routes whose streams take `stream_options.include_usage` (OpenAI's chat and completions). */
 const INJECTABLE: ReadonlySet<ModelRoute> = new Set(['chat.completions', 'completions']);
@@ -211,10 +212,6 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
 
 const USAGE_KEY = '"usage":';
 
-function isBlank(code: number): boolean {
-  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
-}
-
 /**
  * The `usage` object of an answer whose last member it is, parsed alone (about half the cost of
  * parsing the whole answer, measured on a chat completion); undefined otherwise, and the caller
@@ -237,11 +234,5 @@ export function trailingUsage(text: string): Json | undefined {
   while (before > first && isBlank(text.charCodeAt(before))) before--;
   const c = text.charCodeAt(before);
   if (c !== 0x2c && c !== 0x7b) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text.slice(key + USAGE_KEY.length, close));
-  } catch {
-    return undefined;
-  }
-  return isObject(value) ? value : undefined;
+  return jsonObject(text.slice(key + USAGE_KEY.length, close));
 }
