@@ -205,6 +205,8 @@ export interface GuardrailService {
    * when an attached saved guardrail no longer exists (fail closed).
    */
   checkTexts(ctx: GatewayContext, phase: CheckPhase, parts: string[] | (() => string[]), about: TextSubject): undefined | MaybePromise<TextVerdict>;
+  /** Whether {@link checkTexts} would run any guardrail for this request and phase (nothing is run or recorded). */
+  checksTexts(ctx: GatewayContext, phase: CheckPhase): boolean;
 }
 
 declare module './plugin.js' {

@@ -160,6 +160,7 @@ export default definePlugin<GuardrailsOptions>({
         return null;
       },
       checkTexts: (ctx, phase, parts, about) => checkTexts(ctx, phase, parts, about),
+      checksTexts: (ctx, phase) => textGuardrails(ctx, phase) !== undefined,
     };
     app.provide('guardrails', service);
 
@@ -186,16 +187,20 @@ export default definePlugin<GuardrailsOptions>({
      * The request's state is made on first use, so `onResponseEnd` runs the async ones, records
      * feedback and hands the results to the log record as for a model request.
      */
-    function checkTexts(ctx: GatewayContext, phase: 'input' | 'output', parts: string[] | (() => string[]), about: TextSubject): ReturnType<GuardrailService['checkTexts']> {
-      let state = ctx.get('guardrailState');
-      let plan = state?.plan;
-      if (plan === undefined) {
-        plan = resolver.resolve(ctx, actingWorkspace(app, ctx));
-        if (plan === undefined) return undefined;
-      }
+    /** The key's and workspace's guardrails for texts in `phase` (with the request's plan), or undefined when there are none. */
+    function textGuardrails(ctx: GatewayContext, phase: 'input' | 'output'): { plan: RequestGuardrails; guardrails: Guardrail[] } | undefined {
+      const plan = ctx.get('guardrailState')?.plan ?? resolver.resolve(ctx, actingWorkspace(app, ctx));
+      if (plan === undefined) return undefined;
       const leaf = plan.leaves.get('config') ?? (plan.leaves.size === 1 ? plan.leaves.values().next().value : undefined);
       const guardrails = phase === 'input' ? leaf?.input : leaf?.output;
-      if (guardrails === undefined || guardrails.length === 0) return undefined;
+      return guardrails === undefined || guardrails.length === 0 ? undefined : { plan, guardrails };
+    }
+
+    function checkTexts(ctx: GatewayContext, phase: 'input' | 'output', parts: string[] | (() => string[]), about: TextSubject): ReturnType<GuardrailService['checkTexts']> {
+      const found = textGuardrails(ctx, phase);
+      if (found === undefined) return undefined;
+      const { plan, guardrails } = found;
+      let state = ctx.get('guardrailState');
       if (state === undefined) {
         state = { plan, results: { before_request_hooks: [], after_request_hooks: [] }, later: [], inputBeforeRouting: true, ranInput: undefined, outputDone: true, stream: undefined };
         ctx.set('guardrailState', state);

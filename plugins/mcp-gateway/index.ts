@@ -42,6 +42,7 @@ import { reachableServer } from './access.js';
 import { mcpAdminRoutes } from './admin.js';
 import { MCP_DENIED } from './errors.js';
 import { createProxyServer, SEPARATOR } from './proxy.js';
+import { relayToolCall } from './relay.js';
 import { mcpGatewayOptionsSchema, type McpGatewayOptions } from './schema.js';
 import { sameScope, Session, Sessions, type Scope } from './session.js';
 import { SharedSessions } from './shared-sessions.js';
@@ -165,6 +166,7 @@ export default definePlugin<McpGatewayOptions>({
       void s.close();
     });
 
+    const relayOptions = { store: app.store, timeoutFor, guardrails };
     const resuming = new Map<string, Promise<Session | undefined>>();
 
     function open(ctx: GatewayContext, scope: Scope, initialize: unknown, id?: string): Session {
@@ -178,7 +180,7 @@ export default definePlugin<McpGatewayOptions>({
         if (shared !== undefined && s.id !== undefined) void shared.end(s.id);
       };
       const session = new Session(principal, scope, app.store, connect, onInitialized, onDeleted, id);
-      session.server = createProxyServer(session, { store: app.store, timeoutFor, guardrails });
+      session.server = createProxyServer(session, relayOptions);
       // Every answer the session sends fills in its call's record (outcome and error code).
       const send = session.transport.send.bind(session.transport);
       session.transport.send = (message: JSONRPCMessage, opts) => {
@@ -267,12 +269,18 @@ export default definePlugin<McpGatewayOptions>({
       }
       session.lastUsed = Date.now();
 
+      // A client's cancellation of a call in flight reaches it here too (a relayed call has no SDK handler to abort).
+      if (message?.method === 'notifications/cancelled') {
+        const of = (message.params as { requestId?: unknown } | undefined)?.requestId;
+        if (typeof of === 'string' || typeof of === 'number') session.aborts.get(of)?.abort();
+      }
+
       const call = ctx.get('mcpCall');
       const tracked = message?.id !== undefined && typeof message.method === 'string' ? message.id : undefined;
       let untrack = (): void => undefined;
+      const abort = new AbortController();
       if (tracked !== undefined) {
         const s = session;
-        const abort = new AbortController();
         if (call !== undefined) s.calls.set(tracked, call);
         s.contexts.set(tracked, ctx);
         s.aborts.set(tracked, abort);
@@ -284,6 +292,17 @@ export default definePlugin<McpGatewayOptions>({
           if (call !== undefined && s.calls.get(tracked) === call) s.calls.delete(tracked);
           if (call !== undefined && call.outcome === null && abort.signal.aborted) call.outcome = 'cancelled';
         };
+      }
+
+      if (tracked !== undefined) {
+        let relayed: Reply | undefined;
+        try {
+          relayed = await relayToolCall(ctx, session, message, abort, untrack, relayOptions);
+        } catch (err) {
+          untrack();
+          throw err;
+        }
+        if (relayed !== undefined) return relayed;
       }
 
       const headers = new Headers();

@@ -209,6 +209,25 @@ function isPromise<T>(v: unknown): v is Promise<T> {
   return typeof (v as { then?: unknown } | null)?.then === 'function';
 }
 
+/** The server and upstream name a client-side name means on the session's endpoint; -32011 or -32012 when there is none. */
+export function routeName(store: Store, session: Session, name: string): { r: Reachable; name: string } {
+  if (session.scope.kind === 'one') {
+    const r = reachableServer(store, session.principal, session.scope.slug);
+    if (r === undefined) throw McpErrors.unavailable(`The MCP server "${session.scope.slug}" is no longer available.`);
+    return { r, name };
+  }
+  const at = name.indexOf(SEPARATOR);
+  const r = at > 0 ? reachableServer(store, session.principal, name.slice(0, at)) : undefined;
+  if (r === undefined) throw McpErrors.notFound(`"${name}" names no MCP server this key may use (names here are <server>${SEPARATOR}<name>).`);
+  return { r, name: name.slice(at + SEPARATOR.length) };
+}
+
+/** -32010 naming the reason when the session's key may not use the capability. */
+export function checkUse(store: Store, session: Session, r: Reachable, type: CapabilityType, name: string): void {
+  const why = refusal(store, session.principal, r, type, name);
+  if (why !== null) throw McpErrors.denied(why);
+}
+
 export function createProxyServer(session: Session, options: ProxyOptions): Server {
   const { store } = options;
   const server = new Server(
@@ -225,25 +244,9 @@ export function createProxyServer(session: Session, options: ProxyOptions): Serv
     return one === undefined ? [] : [one];
   }
 
-  /** The server and upstream name a client-side name means. */
-  function route(name: string): { r: Reachable; name: string } {
-    if (session.scope.kind === 'one') {
-      const r = reachableServer(store, session.principal, session.scope.slug);
-      if (r === undefined) throw McpErrors.unavailable(`The MCP server "${session.scope.slug}" is no longer available.`);
-      return { r, name };
-    }
-    const at = name.indexOf(SEPARATOR);
-    const r = at > 0 ? reachableServer(store, session.principal, name.slice(0, at)) : undefined;
-    if (r === undefined) throw McpErrors.notFound(`"${name}" names no MCP server this key may use (names here are <server>${SEPARATOR}<name>).`);
-    return { r, name: name.slice(at + SEPARATOR.length) };
-  }
-
+  const route = (name: string): { r: Reachable; name: string } => routeName(store, session, name);
   const exposed = (r: Reachable, name: string): string => (session.scope.kind === 'all' ? `${r.server.slug}${SEPARATOR}${name}` : name);
-
-  function check(r: Reachable, type: CapabilityType, name: string): void {
-    const why = refusal(store, session.principal, r, type, name);
-    if (why !== null) throw McpErrors.denied(why);
-  }
+  const check = (r: Reachable, type: CapabilityType, name: string): void => checkUse(store, session, r, type, name);
 
   /** The upstream client, or -32011 naming the server (never its credentials). */
   async function client(r: Reachable): Promise<Client> {

@@ -15,7 +15,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { GatewayContext, McpCall, Principal } from '../../core/index.js';
 import type { Reachable } from './access.js';
-import { connectUpstream, upstreamTarget, type ConnectOptions } from './upstream.js';
+import { connectUpstream, upstreamTarget, type ConnectOptions, type UpstreamTarget } from './upstream.js';
 import type { Store } from '../../core/index.js';
 
 /** Which servers a session reaches: one (`/<slug>/mcp`) or every one the key may use (`/v1/mcp`). */
@@ -23,6 +23,12 @@ export type Scope = { kind: 'one'; slug: string } | { kind: 'all' };
 
 /** The same endpoint: both `/v1/mcp`, or both `/<slug>/mcp` of one slug. */
 export const sameScope = (a: Scope, b: Scope): boolean => (a.kind === 'one' ? b.kind === 'one' && a.slug === b.slug : b.kind === 'all');
+
+/** A connected upstream: the SDK client, and where it is with the credentials it sends (for relay.ts). */
+export interface Linked {
+  client: Client;
+  target: UpstreamTarget;
+}
 
 export class Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
@@ -34,7 +40,7 @@ export class Session {
   readonly contexts = new Map<string | number, GatewayContext>();
   /** Aborts the upstream call of a request whose HTTP client went away. */
   readonly aborts = new Map<string | number, AbortController>();
-  readonly #upstreams = new Map<string, Promise<Client>>();
+  readonly #upstreams = new Map<string, Promise<Linked>>();
   #closed = false;
 
   constructor(
@@ -61,22 +67,33 @@ export class Session {
 
   /** The session's client to `r`'s server, connected once and shared by its calls. */
   upstream(r: Reachable): Promise<Client> {
-    let client = this.#upstreams.get(r.server.slug);
-    if (client === undefined) {
-      client = connectUpstream(upstreamTarget(this.store, r.integration), this.connect).then((c) => {
+    return this.link(r).then((l) => l.client);
+  }
+
+  /** The session's connection to `r`'s server: its client and target, connected once. */
+  link(r: Reachable): Promise<Linked> {
+    let linked = this.#upstreams.get(r.server.slug);
+    if (linked === undefined) {
+      const target = upstreamTarget(this.store, r.integration);
+      linked = connectUpstream(target, this.connect).then((client) => {
         // A transport failure (the server went away mid-stream) closes the client, which fails
         // every call waiting on it at once; the next call connects again.
-        c.onerror = () => void c.close();
-        c.onclose = () => {
-          if (this.#upstreams.get(r.server.slug) === client) this.#upstreams.delete(r.server.slug);
+        client.onerror = () => void client.close();
+        client.onclose = () => {
+          if (this.#upstreams.get(r.server.slug) === linked) this.#upstreams.delete(r.server.slug);
         };
-        if (this.#closed) void c.close();
-        return c;
+        if (this.#closed) void client.close();
+        return { client, target };
       });
-      client.catch(() => this.#upstreams.delete(r.server.slug));
-      this.#upstreams.set(r.server.slug, client);
+      linked.catch(() => this.#upstreams.delete(r.server.slug));
+      this.#upstreams.set(r.server.slug, linked);
     }
-    return client;
+    return linked;
+  }
+
+  /** The guarded dispatcher upstream calls go through. */
+  get dispatcher(): ConnectOptions['dispatcher'] {
+    return this.connect.dispatcher;
   }
 
   /** Ends the session: every upstream session is ended (DELETE) and closed. */
@@ -88,7 +105,7 @@ export class Session {
     this.#upstreams.clear();
     await Promise.all(
       clients.map(async (p) => {
-        const c = await p.catch(() => undefined);
+        const c = (await p.catch(() => undefined))?.client;
         if (c === undefined) return;
         const t = c.transport as { terminateSession?: () => Promise<void> } | undefined;
         await t?.terminateSession?.().catch(() => undefined);

@@ -11,7 +11,9 @@
  * `crash` → destroys the socket carrying the call · `fail` → a result with isError.
  * Prompt `greet` {name}; resource `file:///readme`.
  *
- * Every HTTP request's method and headers are recorded in `requests`; every tool call in `calls`.
+ * Every HTTP request's method and headers are recorded in `requests`; every tool call in `calls`;
+ * every JSON-RPC message POSTed over Streamable HTTP in `messages`. `forgetSessions()` drops the
+ * Streamable HTTP sessions without a word, as a restarted server would (their ids then answer 404).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -30,6 +32,9 @@ export interface McpUpstream {
   calls: Array<{ tool: string; args: unknown }>;
   /** Tools whose call was aborted by the client (notifications/cancelled). */
   cancelled: string[];
+  /** The JSON-RPC messages POSTed over Streamable HTTP, as received. */
+  messages: unknown[];
+  forgetSessions(): void;
   close(): Promise<void>;
 }
 
@@ -62,6 +67,7 @@ export async function startMcpUpstream(t: { teardown(fn: () => unknown): void },
   const requests: McpUpstream['requests'] = [];
   const calls: McpUpstream['calls'] = [];
   const cancelled: string[] = [];
+  const messages: unknown[] = [];
   /** The socket carrying each in-flight request, by `${sessionId}|${jsonrpc id}` (Streamable HTTP)
    *  or the session's SSE stream socket by `${sessionId}|` (SSE). */
   const sockets = new Map<string, Socket>();
@@ -163,6 +169,7 @@ export async function startMcpUpstream(t: { teardown(fn: () => unknown): void },
   const handleHttp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const sessionId = req.headers['mcp-session-id'] as string | undefined;
     const body = req.method === 'POST' ? await readBody(req) : undefined;
+    if (body !== undefined) messages.push(...(Array.isArray(body) ? body : [body]));
     let session = sessionId === undefined ? undefined : httpSessions.get(sessionId);
     if (session === undefined) {
       if (sessionId !== undefined) return fail(res, 404, 'Session not found');
@@ -244,5 +251,6 @@ export async function startMcpUpstream(t: { teardown(fn: () => unknown): void },
       await new Promise<void>((resolve) => http.close(() => resolve()));
     })());
   t.teardown(close);
-  return { url: `http://127.0.0.1:${port}/${mode === 'sse' ? 'sse' : 'mcp'}`, name, requests, calls, cancelled, close };
+  const forgetSessions = (): void => httpSessions.clear();
+  return { url: `http://127.0.0.1:${port}/${mode === 'sse' ? 'sse' : 'mcp'}`, name, requests, calls, cancelled, messages, forgetSessions, close };
 }
