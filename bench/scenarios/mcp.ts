@@ -4,7 +4,10 @@
  * the same call straight to the same MCP server, one call at a time, in interleaved rounds.
  *
  *   SDK client ──────────────────────────────► MCP server (SDK, Streamable HTTP)     direct
- *   SDK client ──► gateway ── SDK client ────► MCP server                            gateway
+ *   SDK client ──► gateway ── relay ─────────► MCP server                            gateway
+ *
+ * (`tools/call` takes the gateway's relay, plugins/mcp-gateway/relay.ts; the session's initialize
+ * goes through the SDK's server and client there.)
  *
  * The MCP server runs in the bench driver (the test suite's server, test/helpers/mcp-upstream.ts),
  * so both paths share its cost and the client's; the difference of the p50s is the gateway's.

@@ -140,7 +140,6 @@ export async function relayToolCall(ctx: GatewayContext, session: Session, messa
   if (transport.sessionId !== undefined) upstreamHeaders['mcp-session-id'] = transport.sessionId;
   if (transport.protocolVersion !== undefined) upstreamHeaders['mcp-protocol-version'] = transport.protocolVersion;
   const body = JSON.stringify({ ...message, id: rid, params: route.name === message.params.name ? message.params : { ...message.params, name: route.name } });
-  const url = new URL(linked.target.url);
   const slug = route.r.server.slug;
   const timer = setTimeout(() => signal.abort(TIMED_OUT), options.timeoutFor(slug));
   const started = performance.now();
@@ -151,7 +150,7 @@ export async function relayToolCall(ctx: GatewayContext, session: Session, messa
   });
   let res: Dispatcher.ResponseData;
   try {
-    res = await session.dispatcher.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST', headers: upstreamHeaders, body, signal: signal.signal });
+    res = await session.dispatcher.request({ origin: linked.origin, path: linked.path, method: 'POST', headers: upstreamHeaders, body, signal: signal.signal });
   } catch (err) {
     return exchange.failedBeforeAnswer(err, slug, headers);
   }

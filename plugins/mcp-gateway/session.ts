@@ -28,6 +28,9 @@ export const sameScope = (a: Scope, b: Scope): boolean => (a.kind === 'one' ? b.
 export interface Linked {
   client: Client;
   target: UpstreamTarget;
+  /** The target's URL, parsed once. */
+  origin: string;
+  path: string;
 }
 
 export class Session {
@@ -83,7 +86,8 @@ export class Session {
           if (this.#upstreams.get(r.server.slug) === linked) this.#upstreams.delete(r.server.slug);
         };
         if (this.#closed) void client.close();
-        return { client, target };
+        const url = new URL(target.url);
+        return { client, target, origin: url.origin, path: `${url.pathname}${url.search}` };
       });
       linked.catch(() => this.#upstreams.delete(r.server.slug));
       this.#upstreams.set(r.server.slug, linked);
