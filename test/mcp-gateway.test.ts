@@ -8,7 +8,7 @@
 import t from 'tap';
 import { ADMIN_KEY, addWorkspace, insertKey, startGateway } from './helpers/gateway.js';
 import { startMcpUpstream, type McpUpstream } from './helpers/mcp-upstream.js';
-import { adminCall, mcpClient, registerMcpServer, resultText, rpcError } from './helpers/mcp-client.js';
+import { adminCall, mcpClient, postOnSession, registerMcpServer, resultText, rpcError } from './helpers/mcp-client.js';
 
 const TOKEN = 'upstream-s3cret-token-value';
 const PIPELINE = `pipeline:
@@ -72,17 +72,7 @@ t.test('the MCP gateway', async (t) => {
   await t.test('an answer without progress goes out in one piece; a call with progress streams', async (t) => {
     const { transport } = await mcpClient(t, `${gw.url}/alpha/mcp`, key);
     const post = (id: number, params: Record<string, unknown>): Promise<Response> =>
-      fetch(`${gw.url}/alpha/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${key}`,
-          'mcp-session-id': transport.sessionId!,
-          'mcp-protocol-version': transport.protocolVersion!,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params }),
-      });
+      postOnSession(`${gw.url}/alpha/mcp`, key, transport, { jsonrpc: '2.0', id, method: 'tools/call', params });
     const whole = await post(1, { name: 'echo', arguments: { text: 'one piece' } });
     t.equal(whole.headers.get('content-type'), 'text/event-stream');
     const text = await whole.text();

@@ -8,7 +8,7 @@
 import t from 'tap';
 import { ADMIN_KEY, insertKey, startGateway, type Teardown } from './helpers/gateway.js';
 import { startMcpUpstream } from './helpers/mcp-upstream.js';
-import { mcpClient, registerMcpServer, resultText, rpcError } from './helpers/mcp-client.js';
+import { mcpClient, postOnSession, registerMcpServer, resultText, rpcError } from './helpers/mcp-client.js';
 
 const TOKEN = 'relay-upstream-token-value';
 const PIPELINE = `pipeline:
@@ -49,21 +49,7 @@ t.test('tools/call relayed', async (t) => {
   /** A session through the SDK client; then raw POSTs on it. */
   async function session(t: Teardown, slug: string): Promise<{ post(message: unknown, headers?: Record<string, string>): Promise<Response> }> {
     const { transport } = await mcpClient(t, `${gw.url}/${slug}/mcp`, key);
-    return {
-      post: (message, headers = {}) =>
-        fetch(`${gw.url}/${slug}/mcp`, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${key}`,
-            'mcp-session-id': transport.sessionId!,
-            'mcp-protocol-version': transport.protocolVersion!,
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            ...headers,
-          },
-          body: JSON.stringify(message),
-        }),
-    };
+    return { post: (message, headers) => postOnSession(`${gw.url}/${slug}/mcp`, key, transport, message, headers) };
   }
 
   await t.test("the upstream sees the gateway's id and credential; the client reads its own id", async (t) => {

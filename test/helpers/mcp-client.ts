@@ -52,6 +52,22 @@ export async function mcpClient(t: Teardown, url: string, key: string | undefine
   return { client, transport };
 }
 
+/** A raw POST of `message` on an open session (`transport`'s id and protocol version), with `key` as a bearer token; `headers` override. */
+export function postOnSession(url: string, key: string, transport: StreamableHTTPClientTransport, message: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'mcp-session-id': transport.sessionId!,
+      'mcp-protocol-version': transport.protocolVersion!,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify(message),
+  });
+}
+
 /** The first text content of a tool result. */
 export const resultText = (result: unknown): string => (result as { content: Array<{ text?: string }> }).content[0]?.text ?? '';
 
