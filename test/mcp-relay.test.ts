@@ -134,6 +134,21 @@ t.test('tools/call relayed', async (t) => {
     t.equal(alpha.messages.filter((m) => (m as Message).method === 'initialize').length, initializes + 1, 'on a new upstream session');
   });
 
+  await t.test('an upstream that answers in JSON is relayed as SSE', async (t) => {
+    const plain = await startMcpUpstream(t, { name: 'json-upstream', json: true });
+    await registerMcpServer(gw, 'plain', plain.url, ws);
+    const { post } = await session(t, 'plain');
+    const res = await post({ jsonrpc: '2.0', id: 'j1', method: 'tools/call', params: { name: 'add', arguments: { a: 40, b: 2 } } });
+    t.equal(res.headers.get('content-type'), 'text/event-stream');
+    const [answer] = events(await res.text());
+    t.match(answer, { id: 'j1', result: { content: [{ text: '42' }] } });
+    const failed = events(await (await post({ jsonrpc: '2.0', id: 'j2', method: 'tools/call', params: { name: 'fail', arguments: {} } })).text())[0]!;
+    t.equal(failed.result?.isError, true, 'a tool error is a result');
+    const sent = plain.messages.filter((m) => (m as Message).method === 'tools/call') as Message[];
+    t.equal(sent.length, 2);
+    t.ok(sent.every((m) => /^gw-\d+$/.test(String(m.id))), 'both took the relay');
+  });
+
   await t.test("what the SDK's transport refuses is refused in its words", async (t) => {
     const { post } = await session(t, 'alpha');
     const call = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } };

@@ -44,6 +44,8 @@ export interface McpUpstreamOptions {
   /** Every HTTP request must carry this header with this value, else 401. */
   requireHeader?: [name: string, value: string];
   transport?: 'http' | 'sse';
+  /** Streamable HTTP: answer POSTs with JSON instead of SSE (the SDK's `enableJsonResponse`). */
+  json?: boolean;
 }
 
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
@@ -176,6 +178,7 @@ export async function startMcpUpstream(t: { teardown(fn: () => unknown): void },
       if (req.method !== 'POST') return fail(res, 400, 'No session');
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: opts.json === true,
         onsessioninitialized: (id) => void httpSessions.set(id, { transport, server }),
       });
       const server = build();
