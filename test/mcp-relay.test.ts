@@ -81,6 +81,30 @@ t.test('tools/call relayed', async (t) => {
     t.equal(events(b)[0]!.result?.content?.[0]?.text, 'second');
   });
 
+  await t.test('prompts/get and resources/read take the relay too; resources/read on /v1/mcp does not', async (t) => {
+    const { client } = await mcpClient(t, `${gw.url}/alpha/mcp`, key);
+    const prompt = await client.getPrompt({ name: 'greet', arguments: { name: 'Grace' } });
+    t.match(JSON.stringify(prompt.messages), /Grace/);
+    const read = await client.readResource({ uri: 'file:///readme' });
+    t.ok(read.contents.length > 0);
+    const sentPrompt = alpha.messages.filter((m) => (m as Message).method === 'prompts/get').at(-1) as Message;
+    t.match(String(sentPrompt.id), /^gw-\d+$/, 'prompts/get relayed');
+    const reads = () => alpha.messages.filter((m) => (m as Message).method === 'resources/read') as Message[];
+    t.match(String(reads().at(-1)!.id), /^gw-\d+$/, 'resources/read relayed');
+
+    const { client: all } = await mcpClient(t, `${gw.url}/v1/mcp`, key);
+    const aggregated = await all.getPrompt({ name: 'alpha__greet', arguments: { name: 'Ada' } });
+    t.match(JSON.stringify(aggregated.messages), /Ada/);
+    const sent = alpha.messages.filter((m) => (m as Message).method === 'prompts/get').at(-1) as Message;
+    t.equal(sent.params?.name, 'greet', 'under its own name upstream');
+    t.match(String(sent.id), /^gw-\d+$/);
+    await all.listResources();
+    const before = reads().length;
+    t.ok((await all.readResource({ uri: 'file:///readme' })).contents.length > 0);
+    t.equal(reads().length, before + 1);
+    t.type(reads().at(-1)!.id, 'number', "the SDK way, which knows which server listed the URI");
+  });
+
   await t.test('notifications/cancelled from the client ends a relayed call, upstream too', async (t) => {
     const { post } = await session(t, 'alpha');
     const started = Date.now();

@@ -42,7 +42,7 @@ import { reachableServer } from './access.js';
 import { mcpAdminRoutes } from './admin.js';
 import { MCP_DENIED } from './errors.js';
 import { createProxyServer, SEPARATOR } from './proxy.js';
-import { relayToolCall } from './relay.js';
+import { relayCall } from './relay.js';
 import { mcpGatewayOptionsSchema, type McpGatewayOptions } from './schema.js';
 import { sameScope, Session, Sessions, type Scope } from './session.js';
 import { SharedSessions } from './shared-sessions.js';
@@ -297,7 +297,7 @@ export default definePlugin<McpGatewayOptions>({
       if (tracked !== undefined) {
         let relayed: Reply | undefined;
         try {
-          relayed = await relayToolCall(ctx, session, message, abort, untrack, relayOptions);
+          relayed = await relayCall(ctx, session, message, abort, untrack, relayOptions);
         } catch (err) {
           untrack();
           throw err;

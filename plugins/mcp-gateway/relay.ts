@@ -1,6 +1,7 @@
 /**
- * The short way of a `tools/call`: the client's message, checked, goes upstream as it came (but
- * for its id and, on `/v1/mcp`, its name), and the upstream's answer comes back event by event.
+ * The short way of a call (`tools/call`, `prompts/get`, `resources/read`): the client's message,
+ * checked, goes upstream as it came (but for its id and, on `/v1/mcp`, its name), and the
+ * upstream's answer comes back event by event.
  *
  *   client ── POST tools/call ──▶ checks (the SDK's schema, route, enabled, allow-lists)
  *          ◀── SSE: notifications as they come, then the result ── POST ── upstream session
@@ -9,8 +10,9 @@
  * validated and re-encoded each message four times on Web streams; this path costs what a proxied
  * model call costs. Everything else still takes the SDK way: initialize, lists, prompts, resources,
  * the GET stream, DELETE, servers on the older SSE transport, requests the SDK's transport would
- * refuse (bad headers or an unknown protocol version: it answers those), and calls whose key or
- * workspace has guardrails (proxy.ts screens arguments and results).
+ * refuse (bad headers or an unknown protocol version: it answers those), calls whose key or
+ * workspace has guardrails (proxy.ts screens arguments and results), and `resources/read` on
+ * `/v1/mcp` (the SDK way knows which server listed each URI).
  *
  * The upstream session is the one the session's SDK client opened, and the SDK client still answers
  * what the upstream asks on a call's stream (sampling, elicitation: it has no handler and says
@@ -22,7 +24,15 @@
  */
 import type { Readable } from 'node:stream';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, McpError, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Dispatcher } from 'undici';
 import { headerString, reply, SseParser, type GatewayContext, type GuardrailService, type McpCall, type Reply, type Store } from '../../core/index.js';
 import { MCP_DENIED, MCP_UNAVAILABLE } from './errors.js';
@@ -36,12 +46,19 @@ export interface RelayOptions {
   guardrails?: () => GuardrailService | undefined;
 }
 
-/** A `tools/call` request as the client sent it (the SDK's schema checked it). */
-interface ToolCall {
+/** The calls relayed: the SDK's schema of each, what it uses, and the parameter that names it. */
+const RELAYED = {
+  'tools/call': { schema: CallToolRequestSchema, type: 'tool', key: 'name' },
+  'prompts/get': { schema: GetPromptRequestSchema, type: 'prompt', key: 'name' },
+  'resources/read': { schema: ReadResourceRequestSchema, type: 'resource', key: 'uri' },
+} as const;
+
+/** A relayed call as the client sent it (the SDK's schema checked it). */
+interface Call {
   jsonrpc: '2.0';
   id: string | number;
-  method: 'tools/call';
-  params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> };
+  method: keyof typeof RELAYED;
+  params: Record<string, unknown>;
 }
 
 interface RpcError {
@@ -68,19 +85,21 @@ const relayId = (): string => `gw-${(sequence = (sequence + 1) % Number.MAX_SAFE
 const frame = (message: unknown): Buffer => Buffer.from(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
 
 /**
- * Whether a POST takes the short way: a `tools/call` the SDK's transport would accept as it is.
- * Anything it would refuse goes its way, to be refused in its words.
+ * Whether a POST takes the short way: a call the SDK's transport would accept as it is. Anything
+ * it would refuse goes its way, to be refused in its words.
  */
-function relayable(ctx: GatewayContext, message: unknown): message is ToolCall {
+function relayable(ctx: GatewayContext, session: Session, message: unknown): message is Call {
   const m = message as { jsonrpc?: unknown; id?: unknown; method?: unknown } | undefined;
-  if (typeof m !== 'object' || m === null || Array.isArray(m) || m.method !== 'tools/call' || m.jsonrpc !== '2.0') return false;
+  if (typeof m !== 'object' || m === null || Array.isArray(m) || m.jsonrpc !== '2.0' || typeof m.method !== 'string' || !Object.hasOwn(RELAYED, m.method)) return false;
+  const kind = RELAYED[m.method as Call['method']];
+  if (kind.type === 'resource' && session.scope.kind === 'all') return false;
   if (typeof m.id !== 'string' && typeof m.id !== 'number') return false;
   const accept = headerString(ctx.headers, 'accept') ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return false;
   if (!(headerString(ctx.headers, 'content-type') ?? '').includes('application/json')) return false;
   const version = headerString(ctx.headers, 'mcp-protocol-version');
   if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return false;
-  return CallToolRequestSchema.safeParse(message).success;
+  return kind.schema.safeParse(message).success;
 }
 
 /** Whether the key's or workspace's guardrails would read this call (then proxy.ts screens it). */
@@ -96,12 +115,14 @@ function guarded(ctx: GatewayContext, options: RelayOptions): boolean {
 }
 
 /**
- * Relays a `tools/call`; undefined when the request takes the SDK way instead. `signal` is the
+ * Relays a call; undefined when the request takes the SDK way instead. `signal` is the
  * call's (its client went away, or sent `notifications/cancelled`); `done` runs once the answer is
  * over, however it ends.
  */
-export async function relayToolCall(ctx: GatewayContext, session: Session, message: unknown, signal: AbortController, done: () => void, options: RelayOptions): Promise<Reply | undefined> {
-  if (ctx.method !== 'POST' || !relayable(ctx, message) || guarded(ctx, options)) return undefined;
+export async function relayCall(ctx: GatewayContext, session: Session, message: unknown, signal: AbortController, done: () => void, options: RelayOptions): Promise<Reply | undefined> {
+  if (ctx.method !== 'POST' || !relayable(ctx, session, message) || guarded(ctx, options)) return undefined;
+  const kind = RELAYED[message.method];
+  const named = message.params[kind.key] as string;
   const call = ctx.get('mcpCall');
   const headers: Record<string, string> = { ...SSE_HEADERS };
   if (session.id !== undefined) headers['mcp-session-id'] = session.id;
@@ -117,9 +138,9 @@ export async function relayToolCall(ctx: GatewayContext, session: Session, messa
 
   let route: ReturnType<typeof routeName>;
   try {
-    route = routeName(options.store, session, message.params.name);
+    route = routeName(options.store, session, named);
     if (call !== undefined) call.server = route.r.server.slug;
-    checkUse(options.store, session, route.r, 'tool', route.name);
+    checkUse(options.store, session, route.r, kind.type, route.name);
   } catch (err) {
     return fail(asRpcError(err));
   }
@@ -139,7 +160,7 @@ export async function relayToolCall(ctx: GatewayContext, session: Session, messa
   const upstreamHeaders: Record<string, string> = { ...linked.target.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   if (transport.sessionId !== undefined) upstreamHeaders['mcp-session-id'] = transport.sessionId;
   if (transport.protocolVersion !== undefined) upstreamHeaders['mcp-protocol-version'] = transport.protocolVersion;
-  const body = JSON.stringify({ ...message, id: rid, params: route.name === message.params.name ? message.params : { ...message.params, name: route.name } });
+  const body = JSON.stringify({ ...message, id: rid, params: route.name === named ? message.params : { ...message.params, [kind.key]: route.name } });
   const slug = route.r.server.slug;
   const timer = setTimeout(() => signal.abort(TIMED_OUT), options.timeoutFor(slug));
   const started = performance.now();
