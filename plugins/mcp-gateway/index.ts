@@ -10,8 +10,10 @@
  *                   so rate limits can group by `mcp_server` / `mcp_tool` before the handler runs
  *   handler         key with `mcp.invoke` ─▶ session (the key's own) ─▶ SDK Server (proxy.ts)
  *                   ─▶ SDK Client per upstream (upstream.ts: credentials injected, SSRF guard)
+ *                   calls (tools/call, prompts/get, resources/read) go the short way instead:
+ *                   relay.ts, on the same upstream session
  *   transport.send  each response fills in `mcpCall` (outcome, JSON-RPC error code): the request's
- *                   log record, metrics and analytics carry the call
+ *                   log record, metrics and analytics carry the call (relay.ts fills it in itself)
  *   guardrails      with the `guardrails` plugin earlier in the pipeline, the key's and workspace's
  *                   guardrails check arguments and results (proxy.ts; `session.contexts` gives a
  *                   handler its HTTP request)
