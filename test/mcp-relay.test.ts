@@ -8,7 +8,7 @@
 import t from 'tap';
 import { ADMIN_KEY, insertKey, startGateway, type Teardown } from './helpers/gateway.js';
 import { startMcpUpstream } from './helpers/mcp-upstream.js';
-import { mcpClient, postOnSession, registerMcpServer, resultText, rpcError } from './helpers/mcp-client.js';
+import { adminCall, mcpClient, postOnSession, registerMcpServer, resultText, rpcError } from './helpers/mcp-client.js';
 
 const TOKEN = 'relay-upstream-token-value';
 const PIPELINE = `pipeline:
@@ -171,6 +171,24 @@ t.test('tools/call relayed', async (t) => {
     const sent = plain.messages.filter((m) => (m as Message).method === 'tools/call') as Message[];
     t.equal(sent.length, 2);
     t.ok(sent.every((m) => /^gw-\d+$/.test(String(m.id))), 'both took the relay');
+  });
+
+  await t.test('a result that is not one of its kind is an error, logged as one', async (t) => {
+    const { client } = await mcpClient(t, `${gw.url}/alpha/mcp`, key);
+    // The server's answer, edited on the wire: `content` is no longer a list.
+    alpha.corruptNextCall((text) => text.replace('"content":[', '"content":"garbled","was":['));
+    const bad = await rpcError(client.callTool({ name: 'echo', arguments: { text: 'mangled-call' } }));
+    t.equal(bad.code, -32603);
+    t.match(bad.message, /alpha.*invalid result.*content/);
+    t.equal(resultText(await client.callTool({ name: 'echo', arguments: { text: 'fine' } })), 'fine', 'the next answer is fine');
+    type Rec = { mcp?: { tool: string; outcome: string; error_code: number | null; argument_bytes: number } };
+    let rec: Rec | undefined;
+    for (let i = 0; i < 100 && rec === undefined; i++) {
+      const page = (await adminCall(gw, 'GET', '/v1/logs?route=mcp&mcp_tool=echo&page_size=100')).body.data as Rec[];
+      rec = page.find((r) => r.mcp?.argument_bytes === JSON.stringify({ text: 'mangled-call' }).length);
+      if (rec === undefined) await new Promise((r) => setTimeout(r, 50));
+    }
+    t.match(rec, { mcp: { outcome: 'error', error_code: -32603 } });
   });
 
   await t.test("what the SDK's transport refuses is refused in its words", async (t) => {

@@ -26,10 +26,13 @@ import type { Readable } from 'node:stream';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CallToolRequestSchema,
+  CallToolResultSchema,
   ErrorCode,
   GetPromptRequestSchema,
+  GetPromptResultSchema,
   McpError,
   ReadResourceRequestSchema,
+  ReadResourceResultSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -46,12 +49,17 @@ export interface RelayOptions {
   guardrails?: () => GuardrailService | undefined;
 }
 
-/** The calls relayed: the SDK's schema of each, what it uses, and the parameter that names it. */
+/**
+ * The calls relayed: the SDK's schemas of each (the request, and the result the gateway vouches
+ * for, as the SDK's server did on the other way), what it uses, and the parameter that names it.
+ */
 const RELAYED = {
-  'tools/call': { schema: CallToolRequestSchema, type: 'tool', key: 'name' },
-  'prompts/get': { schema: GetPromptRequestSchema, type: 'prompt', key: 'name' },
-  'resources/read': { schema: ReadResourceRequestSchema, type: 'resource', key: 'uri' },
+  'tools/call': { schema: CallToolRequestSchema, result: CallToolResultSchema, type: 'tool', key: 'name' },
+  'prompts/get': { schema: GetPromptRequestSchema, result: GetPromptResultSchema, type: 'prompt', key: 'name' },
+  'resources/read': { schema: ReadResourceRequestSchema, result: ReadResourceResultSchema, type: 'resource', key: 'uri' },
 } as const;
+
+type Kind = (typeof RELAYED)[keyof typeof RELAYED];
 
 /** A relayed call as the client sent it (the SDK's schema checked it). */
 interface Call {
@@ -165,7 +173,7 @@ export async function relayCall(ctx: GatewayContext, session: Session, message: 
   const timer = setTimeout(() => signal.abort(TIMED_OUT), options.timeoutFor(slug));
   const started = performance.now();
 
-  const exchange = new Exchange(message.id, rid, linked, call, signal.signal, timer, started, () => {
+  const exchange = new Exchange(kind, message.id, rid, linked, call, signal.signal, timer, started, () => {
     clearTimeout(timer);
     done();
   });
@@ -197,6 +205,7 @@ class Exchange {
   #slug = '';
 
   constructor(
+    private readonly kind: Kind,
     private readonly clientId: string | number,
     private readonly rid: string,
     private readonly linked: Linked,
@@ -283,6 +292,14 @@ class Exchange {
     const m = message as { id?: string | number; method?: unknown; result?: Record<string, unknown>; error?: RpcError };
     if (m.id === this.rid && (m.result !== undefined || m.error !== undefined)) {
       m.id = this.clientId;
+      if (m.result !== undefined) {
+        const checked = this.kind.result.safeParse(m.result);
+        if (!checked.success) {
+          // Not a result of its kind: the client reads what the SDK's server would have said.
+          delete m.result;
+          m.error = { code: ErrorCode.InternalError, message: `The MCP server "${this.#slug}" answered with an invalid result: ${checked.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ').slice(0, 300)}` };
+        }
+      }
       if (this.call !== undefined) {
         if (m.error !== undefined) {
           this.call.outcome = m.error.code === MCP_DENIED ? 'denied' : 'error';

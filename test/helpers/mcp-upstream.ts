@@ -35,6 +35,8 @@ export interface McpUpstream {
   /** The JSON-RPC messages POSTed over Streamable HTTP, as received. */
   messages: unknown[];
   forgetSessions(): void;
+  /** The bytes of the next `tools/call` answer (Streamable HTTP) pass through `edit` on the wire: a server that answers wrongly. */
+  corruptNextCall(edit: (text: string) => string): void;
   close(): Promise<void>;
 }
 
@@ -70,6 +72,7 @@ export async function startMcpUpstream(t: { teardown(fn: () => unknown): void },
   const calls: McpUpstream['calls'] = [];
   const cancelled: string[] = [];
   const messages: unknown[] = [];
+  let corrupt: ((text: string) => string) | undefined;
   /** The socket carrying each in-flight request, by `${sessionId}|${jsonrpc id}` (Streamable HTTP)
    *  or the session's SSE stream socket by `${sessionId}|` (SSE). */
   const sockets = new Map<string, Socket>();
@@ -172,6 +175,15 @@ export async function startMcpUpstream(t: { teardown(fn: () => unknown): void },
     const sessionId = req.headers['mcp-session-id'] as string | undefined;
     const body = req.method === 'POST' ? await readBody(req) : undefined;
     if (body !== undefined) messages.push(...(Array.isArray(body) ? body : [body]));
+    if (corrupt !== undefined && (body as { method?: unknown } | undefined)?.method === 'tools/call') {
+      const edit = corrupt;
+      corrupt = undefined;
+      const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
+      const end = res.end.bind(res) as (chunk?: unknown, ...rest: unknown[]) => ServerResponse;
+      const edited = (chunk: unknown): unknown => (typeof chunk === 'string' || Buffer.isBuffer(chunk) || chunk instanceof Uint8Array ? edit(Buffer.from(chunk as Uint8Array).toString('utf8')) : chunk);
+      res.write = ((chunk: unknown, ...rest: unknown[]) => write(edited(chunk), ...rest)) as typeof res.write;
+      res.end = ((chunk?: unknown, ...rest: unknown[]) => (typeof chunk === 'function' || chunk === undefined ? end(chunk, ...rest) : end(edited(chunk), ...rest))) as typeof res.end;
+    }
     let session = sessionId === undefined ? undefined : httpSessions.get(sessionId);
     if (session === undefined) {
       if (sessionId !== undefined) return fail(res, 404, 'Session not found');
@@ -255,5 +267,6 @@ export async function startMcpUpstream(t: { teardown(fn: () => unknown): void },
     })());
   t.teardown(close);
   const forgetSessions = (): void => httpSessions.clear();
-  return { url: `http://127.0.0.1:${port}/${mode === 'sse' ? 'sse' : 'mcp'}`, name, requests, calls, cancelled, messages, forgetSessions, close };
+  const corruptNextCall = (edit: (text: string) => string): void => void (corrupt = edit);
+  return { url: `http://127.0.0.1:${port}/${mode === 'sse' ? 'sse' : 'mcp'}`, name, requests, calls, cancelled, messages, forgetSessions, corruptNextCall, close };
 }
