@@ -29,8 +29,8 @@ export const USAGE = `Usage: node dist/bench/run.js [options]
   --connections N  connections for the throughput scenario (default 32)
   --streams N      streamed requests per target per round (default 20)
   --only a,b       run only these scenarios (throughput, latency-c1, streaming, http2, dialects,
-                   governance, default-pipeline, distributed, cache-hit, event-loop,
-                   analytics, logs, memory; soak runs only when named)
+                   governance, default-pipeline, guardrails, mcp, prompt-render, distributed,
+                   cache-hit, event-loop, analytics, logs, memory; soak runs only when named)
   --quick          duration 3, warmup 1, rounds 1, streams 10: a fast smoke run
   --profile        run the gateway with --cpu-prof and print its top self-time functions
   --no-pin         do not pin processes to CPUs
