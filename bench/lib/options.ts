@@ -32,7 +32,9 @@ export const USAGE = `Usage: node dist/bench/run.js [options]
                    governance, default-pipeline, guardrails, mcp, prompt-render, distributed,
                    cache-hit, event-loop, analytics, logs, memory; soak runs only when named)
   --quick          duration 3, warmup 1, rounds 1, streams 10: a fast smoke run
-  --profile        run the gateway with --cpu-prof and print its top self-time functions
+  --profile        run the gateway with --cpu-prof and print its top self-time functions; the
+                   default-pipeline gateway (default-pipeline, guardrails, mcp) is profiled too,
+                   its .cpuprofile kept beside --out
   --no-pin         do not pin processes to CPUs
   --out FILE       results file (default bench/results/latest.json)
   --soak-minutes N minutes of the opt-in soak scenario (--only soak; default 10)

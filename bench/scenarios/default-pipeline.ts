@@ -10,7 +10,8 @@
  * and 1 ms p99 added over the direct call.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { startGatewayProcess } from '../lib/gateway-process.js';
@@ -68,13 +69,31 @@ function shippedPipeline(): string {
 export async function startDefaultPipeline(ctx: BenchContext, base: BenchRequest): Promise<{ gateway: Service; pipeline: string; request: BenchRequest }> {
   const adminKey = `gw-bench-${randomBytes(24).toString('hex')}`;
   const pipeline = shippedPipeline();
-  const gateway = await startGatewayProcess({
+  // With --profile, this gateway is profiled too; its profile is kept beside the results when it stops.
+  const profileDir = ctx.options.profile ? mkdtempSync(join(runTempDir('profile-default-pipeline'), 'run-')) : undefined;
+  const started = await startGatewayProcess({
     pinning: ctx.pinning,
     name: 'default-pipeline gateway',
     dir: runTempDir('default-pipeline'),
     pipeline,
     env: { GATEWAY_ADMIN_KEY: adminKey, GATEWAY_MASTER_KEY: randomBytes(32).toString('hex') },
+    ...(profileDir === undefined ? {} : { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] }),
   });
+  const gateway: Service = profileDir === undefined ? started : {
+    name: started.name,
+    pid: started.pid,
+    url: started.url,
+    stderrTail: () => started.stderrTail(),
+    async stop(graceMs) {
+      await started.stop(graceMs);
+      const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+      if (file === undefined) return ctx.log('default-pipeline gateway: no .cpuprofile written (it did not exit cleanly)');
+      mkdirSync(dirname(ctx.options.out), { recursive: true });
+      const kept = join(dirname(ctx.options.out), `default-pipeline-${started.pid}.cpuprofile`);
+      copyFileSync(join(profileDir, file), kept);
+      ctx.log(`default-pipeline gateway CPU profile saved to ${kept}`);
+    },
+  };
   const request = { ...base, headers: { ...base.headers, 'x-gateway-api-key': adminKey } };
   const probe = await sendOnce(gateway.url, request);
   if (probe.status !== 200) {
