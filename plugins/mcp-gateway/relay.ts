@@ -37,11 +37,11 @@ import {
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Dispatcher } from 'undici';
-import { headerString, reply, SseParser, type GatewayContext, type GuardrailService, type McpCall, type Reply, type Store } from '../../core/index.js';
+import { headerString, reply, serializeSse, SseParser, type GatewayContext, type GuardrailService, type McpCall, type Reply, type Store } from '../../core/index.js';
 import { MCP_DENIED, MCP_UNAVAILABLE } from './errors.js';
 import { checkUse, routeName } from './proxy.js';
 import type { Linked, Session } from './session.js';
-import { describe, UpstreamUnavailable } from './upstream.js';
+import { describe, mediaType, UpstreamUnavailable } from './upstream.js';
 
 export interface RelayOptions {
   store: Store;
@@ -83,14 +83,15 @@ const TIMED_OUT = Symbol('timed out');
  * give up on headers long before a slow tool ends (undici's `fetch` after 300 s).
  */
 const HEADERS_WITHIN_MS = 1000;
-const KEEP_ALIVE = Buffer.from(': the call is running\n\n');
+const KEEP_ALIVE = Buffer.from(serializeSse({ comment: 'the call is running', data: '' }));
 /** Queued events past which the upstream is paused until the client reads. */
 const HIGH_WATER = 16;
 
 let sequence = 0;
 const relayId = (): string => `gw-${(sequence = (sequence + 1) % Number.MAX_SAFE_INTEGER)}`;
 
-const frame = (message: unknown): Buffer => Buffer.from(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+/** One message as the SDK's server transport writes it: `event: message`, its JSON as data. */
+const frame = (message: unknown): Buffer => Buffer.from(serializeSse({ event: 'message', data: JSON.stringify(message) }));
 
 /**
  * Whether a POST takes the short way: a call the SDK's transport would accept as it is. Anything
@@ -192,8 +193,6 @@ function asRpcError(err: unknown): RpcError {
   return { code: ErrorCode.InternalError, message: err instanceof Error ? err.message : String(err) };
 }
 
-/** `text/event-stream` of `text/event-stream; charset=utf-8`. */
-const mediaType = (value: string | string[] | undefined): string => (Array.isArray(value) ? value[0] ?? '' : value ?? '').split(';', 1)[0]!.trim().toLowerCase();
 
 /** One relayed call: the upstream's answer read as it comes and passed on. */
 class Exchange {

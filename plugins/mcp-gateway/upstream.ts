@@ -106,8 +106,8 @@ export function guardedFetch(dispatcher: Dispatcher): FetchLike {
   };
 }
 
-/** `text/event-stream` of `text/event-stream; charset=utf-8`. */
-const mediaType = (value: string | null): string => (value ?? '').split(';', 1)[0]!.trim().toLowerCase();
+/** `text/event-stream` of `text/event-stream; charset=utf-8` (a header as `Headers` or undici's response headers give it). */
+export const mediaType = (value: string | string[] | null | undefined): string => (Array.isArray(value) ? value[0] ?? '' : value ?? '').split(';', 1)[0]!.trim().toLowerCase();
 
 /**
  * What the SDK's Streamable HTTP client reads of a POST's `Response` (status, headers, `json()`,
