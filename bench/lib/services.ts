@@ -46,13 +46,21 @@ function nodeService(pinning: Pinning, role: Role, name: string, args: string[])
   return startService({ name, command, args: pinned, ready: READY });
 }
 
+/**
+ * A bare proxy process (on the proxy CPU) in front of `upstream` (an origin): the floor of one
+ * more Node hop, for scenarios whose upstream is not the mock (the MCP server).
+ */
+export function startBareProxyProcess(pinning: Pinning, upstream: string, name = 'bare proxy'): Promise<Service> {
+  return nodeService(pinning, 'proxy', name, [BARE_SCRIPT, '--upstream', upstream, '--port', '0']);
+}
+
 export async function startTargets(options: StartOptions): Promise<StartedTargets> {
   const started: Array<Pick<Service, 'stop'>> = [];
   try {
     const mock = await nodeService(options.pinning, 'load', 'mock upstream', [MOCK_SCRIPT, '--port', '0', '--host', '127.0.0.1']);
     started.push(mock);
     options.log(`mock upstream ready at ${mock.url} (pid ${mock.pid})`);
-    const bare = await nodeService(options.pinning, 'proxy', 'bare proxy', [BARE_SCRIPT, '--upstream', mock.url, '--port', '0']);
+    const bare = await startBareProxyProcess(options.pinning, mock.url);
     started.push(bare);
     options.log(`bare proxy ready at ${bare.url} (pid ${bare.pid})`);
 

@@ -4,13 +4,16 @@
  * the same call straight to the same MCP server, one call at a time, in interleaved rounds.
  *
  *   SDK client ──────────────────────────────► MCP server (SDK, Streamable HTTP)     direct
+ *   SDK client ──► bare proxy ───────────────► MCP server                            bare
  *   SDK client ──► gateway ── relay ─────────► MCP server                            gateway
  *
  * (`tools/call` takes the gateway's relay, plugins/mcp-gateway/relay.ts; the session's initialize
  * goes through the SDK's server and client there.)
  *
  * The MCP server runs in the bench driver (the test suite's server, test/helpers/mcp-upstream.ts),
- * so both paths share its cost and the client's; the difference of the p50s is the gateway's.
+ * so every path shares its cost and the client's; the difference of the p50s is the gateway's.
+ * The bare proxy (bench/bare-proxy.ts, pinned like the gateway) is the floor of any Node hop in
+ * the same rounds: what a proxy that does nothing adds to the same call on this machine.
  * Target: ≤ 0.3 ms added at p50.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -20,6 +23,7 @@ import { cpuMs } from '../lib/proc-cpu.js';
 import { median, percentile, round } from '../lib/stats.js';
 import { fmt, fmtDelta } from '../lib/table.js';
 import { startMcpUpstream } from '../../test/helpers/mcp-upstream.js';
+import { startBareProxyProcess } from '../lib/services.js';
 import { startDefaultPipeline } from './default-pipeline.js';
 
 const MAX_ADDED_P50_MS = 0.3;
@@ -88,6 +92,11 @@ export const mcp: Scenario = {
     const [, , plain] = ctx.targets;
     const { gateway, request } = await startDefaultPipeline(ctx, plain!.chatRequest());
     const clients: Client[] = [];
+    const upstreamUrl = new URL(upstream.url);
+    const bare = await startBareProxyProcess(ctx.pinning, upstreamUrl.origin, 'bare proxy (MCP)').catch(async (err: unknown) => {
+      await gateway.stop();
+      throw err;
+    });
     try {
       teardowns.push(quietDriverListenerWarnings(ctx.log));
       const adminKey = request.headers['x-gateway-api-key']!;
@@ -95,21 +104,25 @@ export const mcp: Scenario = {
       await admin(gateway.url, adminKey, '/v1/mcp-servers', { name: 'bench', slug: 'bench', mcp_integration_id: 'bench-int', workspace_id: 'default' });
       const key = (await admin(gateway.url, adminKey, '/v1/api-keys/workspace/service', { name: 'bench agent', scopes: ['mcp.invoke'], workspace_id: 'default' })).key as string;
       const direct = await client(upstream.url, {});
+      const viaBare = await client(`${bare.url}${upstreamUrl.pathname}`, {});
       const through = await client(`${gateway.url}/bench/mcp`, { authorization: `Bearer ${key}` });
-      clients.push(direct, through);
+      clients.push(direct, viaBare, through);
+      const path = { direct, bare: viaBare, gateway: through };
       await calls(direct, WARMUP);
+      await calls(viaBare, WARMUP);
       await calls(through, WARMUP);
-      const samples = { direct: [] as number[], gateway: [] as number[] };
-      const p50s = { direct: [] as number[], gateway: [] as number[] };
+      const samples = { direct: [] as number[], bare: [] as number[], gateway: [] as number[] };
+      const p50s = { direct: [] as number[], bare: [] as number[], gateway: [] as number[] };
       /** The gateway process's CPU per call in each round (every thread: the log thread too). */
       const cpuPerCall: number[] = [];
       for (let r = 0; r < ROUNDS; r++) {
         ctx.log(`mcp round ${r + 1}/${ROUNDS}`);
-        // Alternate which goes first, so drift spreads over both.
-        const order: Array<'direct' | 'gateway'> = r % 2 === 0 ? ['direct', 'gateway'] : ['gateway', 'direct'];
+        // Rotate which goes first, so drift spreads over all three.
+        const paths = ['direct', 'bare', 'gateway'] as const;
+        const order = paths.map((_, i) => paths[(i + r) % paths.length]!);
         for (const which of order) {
           const before = cpuMs(gateway.pid);
-          const got = await calls(which === 'direct' ? direct : through, CALLS_PER_ROUND);
+          const got = await calls(path[which], CALLS_PER_ROUND);
           if (which === 'gateway') cpuPerCall.push(((cpuMs(gateway.pid) - before) * 1000) / CALLS_PER_ROUND);
           samples[which].push(...got);
           p50s[which].push(percentile(got, 50));
@@ -117,6 +130,9 @@ export const mcp: Scenario = {
       }
       const added = p50s.gateway.map((g, i) => g - p50s.direct[i]!);
       const addedP50 = median(added);
+      const bareAdded = p50s.bare.map((b, i) => b - p50s.direct[i]!);
+      const bareAddedP50 = median(bareAdded);
+      const overBareP50 = median(p50s.gateway.map((g, i) => g - p50s.bare[i]!));
       const row = (name: string, s: number[]): string[] => [name, fmt(percentile(s, 50), 3), fmt(percentile(s, 99), 3), fmt(1000 / (s.reduce((a, b) => a + b, 0) / s.length), 0)];
       return {
         name: this.name,
@@ -124,19 +140,26 @@ export const mcp: Scenario = {
         table: {
           title: `MCP tools/call, c=1, ${ROUNDS} rounds × ${CALLS_PER_ROUND} calls`,
           columns: ['path', 'p50 ms', 'p99 ms', 'calls/s'],
-          rows: [row('direct to the MCP server', samples.direct), row('through the gateway', samples.gateway), ['added at p50 (median of rounds)', fmtDelta(addedP50), '', '']],
+          rows: [
+            row('direct to the MCP server', samples.direct),
+            row('through the bare proxy', samples.bare),
+            row('through the gateway', samples.gateway),
+            ['bare proxy: added at p50 (median of rounds)', fmtDelta(bareAddedP50), '', ''],
+            ['gateway: added at p50 (median of rounds)', fmtDelta(addedP50), '', ''],
+            ['gateway over the bare proxy at p50', fmtDelta(overBareP50), '', ''],
+          ],
         },
         notes: [
-          `added p50 per round (ms): ${added.map((a) => fmtDelta(a)).join(', ')}`,
+          `added p50 per round (ms): gateway ${added.map((a) => fmtDelta(a)).join(', ')}; bare proxy ${bareAdded.map((a) => fmtDelta(a)).join(', ')}`,
           `gateway CPU per call (µs, all its threads; steadier than latency on a shared machine): median ${fmt(median(cpuPerCall), 0)}, rounds ${cpuPerCall.map((c) => fmt(c, 0)).join(', ')}`,
         ],
         checks: [{ name: 'MCP tools/call added at p50', value: round(addedP50, 3), target: `≤ ${MAX_ADDED_P50_MS} ms`, unit: 'ms', pass: addedP50 <= MAX_ADDED_P50_MS }],
-        headlines: [['MCP tools/call added p50', `${fmtDelta(addedP50)} ms`]],
-        data: { rounds: ROUNDS, callsPerRound: CALLS_PER_ROUND, p50s, added, gatewayCpuUsPerCall: cpuPerCall },
+        headlines: [['MCP tools/call added p50, gateway / bare proxy', `${fmtDelta(addedP50)} / ${fmtDelta(bareAddedP50)} ms`]],
+        data: { rounds: ROUNDS, callsPerRound: CALLS_PER_ROUND, p50s, added, bareAdded, overBareP50, gatewayCpuUsPerCall: cpuPerCall },
       };
     } finally {
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-      await gateway.stop();
+      await Promise.all([gateway.stop(), bare.stop()]);
       for (const fn of teardowns.reverse()) await fn();
     }
   },

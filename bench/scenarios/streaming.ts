@@ -5,7 +5,7 @@
  */
 import type { Scenario } from '../lib/scenario.js';
 import { interleaved } from '../lib/scenario.js';
-import { createStreamClient, type StreamTiming } from '../lib/sse-timing.js';
+import { createStreamClient, warmStreams, WARM_DIRECTIVES, type StreamTiming } from '../lib/sse-timing.js';
 import { median, percentile, round } from '../lib/stats.js';
 import { fmt, fmtDelta } from '../lib/table.js';
 import { TARGET_NAMES, type TargetName } from '../lib/targets.js';
@@ -15,7 +15,7 @@ const CHUNK_DELAY_MS = 5;
 const DIRECTIVES = `chunks=${CHUNKS};chunk_delay=${CHUNK_DELAY_MS}`;
 /** Target from the issue: streaming through the gateway adds at most 1 ms to the first byte. */
 const MAX_ADDED_TTFB_MS = 1;
-/** Unmeasured streams per target before the first round: JIT and the kept-alive socket. */
+/** Unmeasured streams per target before the first round, at the timed streams' pace. */
 const WARMUP_STREAMS = 5;
 /** A stream takes ~CHUNKS × CHUNK_DELAY_MS; anything near 10 s is a hang, not a data point. */
 const STREAM_TIMEOUT_MS = 10_000;
@@ -55,6 +55,8 @@ export const streaming: Scenario = {
     const errors: string[] = [];
     try {
       for (const target of ctx.targets) {
+        // The stream path warmed as in service (see warmStreams), then a few streams at the timed pace.
+        await warmStreams(client, target.origin, target.chatRequest({ stream: true, directives: WARM_DIRECTIVES }));
         for (let i = 0; i < WARMUP_STREAMS; i++) await client.stream(target.origin, target.chatRequest({ stream: true, directives: DIRECTIVES }), STREAM_TIMEOUT_MS);
       }
       const rounds = await interleaved(ctx, this.name, async (target) => {
