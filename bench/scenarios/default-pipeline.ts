@@ -20,7 +20,7 @@ import { startGatewayProcess } from '../lib/gateway-process.js';
 import { addedLatency, endpointRounds, errorNotes, type LoadEndpoint } from '../lib/load-rounds.js';
 import type { BenchContext, Scenario } from '../lib/scenario.js';
 import type { Service } from '../lib/processes.js';
-import type { BenchRequest } from '../lib/targets.js';
+import type { BenchRequest, Target } from '../lib/targets.js';
 import { sendOnce } from '../lib/send-once.js';
 import { median, round } from '../lib/stats.js';
 import { fmt, fmtDelta } from '../lib/table.js';
@@ -125,16 +125,18 @@ export const defaultPipeline: Scenario = {
       const loaded = await endpointRounds(ctx, tool, { label: `${this.name} c=${c}`, connections: c, endpoints });
       const single = await endpointRounds(ctx, tool, { label: `${this.name} c=1`, connections: 1, endpoints });
       // The same stream as the streaming scenario's, with the admin key `auth` asks for.
-      const keyed = (r: BenchRequest): BenchRequest => ({ ...r, headers: { ...r.headers, 'x-gateway-api-key': request.headers['x-gateway-api-key']! } });
-      const streams = (t: typeof direct, key: boolean) => {
-        const at = (directives: string): BenchRequest => (key ? keyed : (r: BenchRequest) => r)(t!.chatRequest({ stream: true, directives }));
+      const streams = (t: Target, headers: Record<string, string> = {}): { request: BenchRequest; warm: BenchRequest } => {
+        const at = (directives: string): BenchRequest => {
+          const r = t.chatRequest({ stream: true, directives });
+          return { ...r, headers: { ...r.headers, ...headers } };
+        };
         return { request: at(STREAM_DIRECTIVES), warm: at(WARM_DIRECTIVES) };
       };
       const [directTtfb, bareTtfb, defaultTtfb] = await streamTtfb(
         [
-          { origin: direct!.origin, ...streams(direct, false) },
-          { origin: bare!.origin, ...streams(bare, false) },
-          { origin: gateway.url, ...streams(plain, true) },
+          { origin: direct!.origin, ...streams(direct!) },
+          { origin: bare!.origin, ...streams(bare!) },
+          { origin: gateway.url, ...streams(plain!, { 'x-gateway-api-key': request.headers['x-gateway-api-key']! }) },
         ],
         ctx.options.streams,
       );

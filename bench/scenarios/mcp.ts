@@ -18,6 +18,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Service } from '../lib/processes.js';
 import type { Scenario } from '../lib/scenario.js';
 import { cpuMs } from '../lib/proc-cpu.js';
 import { median, percentile, round } from '../lib/stats.js';
@@ -27,6 +28,7 @@ import { startBareProxyProcess } from '../lib/services.js';
 import { startDefaultPipeline } from './default-pipeline.js';
 
 const MAX_ADDED_P50_MS = 0.3;
+const PATHS = ['direct', 'bare', 'gateway'] as const;
 const ROUNDS = 6;
 const CALLS_PER_ROUND = 400;
 /**
@@ -93,11 +95,9 @@ export const mcp: Scenario = {
     const { gateway, request } = await startDefaultPipeline(ctx, plain!.chatRequest());
     const clients: Client[] = [];
     const upstreamUrl = new URL(upstream.url);
-    const bare = await startBareProxyProcess(ctx.pinning, upstreamUrl.origin, 'bare proxy (MCP)').catch(async (err: unknown) => {
-      await gateway.stop();
-      throw err;
-    });
+    let bare: Service | undefined;
     try {
+      bare = await startBareProxyProcess(ctx.pinning, upstreamUrl.origin, 'bare proxy (MCP)');
       teardowns.push(quietDriverListenerWarnings(ctx.log));
       const adminKey = request.headers['x-gateway-api-key']!;
       await admin(gateway.url, adminKey, '/v1/mcp-integrations', { name: 'bench', slug: 'bench-int', url: upstream.url, transport: 'http', auth_type: 'none', workspace_id: 'default' });
@@ -118,8 +118,7 @@ export const mcp: Scenario = {
       for (let r = 0; r < ROUNDS; r++) {
         ctx.log(`mcp round ${r + 1}/${ROUNDS}`);
         // Rotate which goes first, so drift spreads over all three.
-        const paths = ['direct', 'bare', 'gateway'] as const;
-        const order = paths.map((_, i) => paths[(i + r) % paths.length]!);
+        const order = PATHS.map((_, i) => PATHS[(i + r) % PATHS.length]!);
         for (const which of order) {
           const before = cpuMs(gateway.pid);
           const got = await calls(path[which], CALLS_PER_ROUND);
@@ -159,7 +158,7 @@ export const mcp: Scenario = {
       };
     } finally {
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-      await Promise.all([gateway.stop(), bare.stop()]);
+      await Promise.all([gateway.stop(), bare?.stop()]);
       for (const fn of teardowns.reverse()) await fn();
     }
   },

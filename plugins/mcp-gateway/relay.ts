@@ -193,7 +193,6 @@ function asRpcError(err: unknown): RpcError {
   return { code: ErrorCode.InternalError, message: err instanceof Error ? err.message : String(err) };
 }
 
-
 /** One relayed call: the upstream's answer read as it comes and passed on. */
 class Exchange {
   readonly #queue: Buffer[] = [];
