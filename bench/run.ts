@@ -8,6 +8,7 @@
  */
 import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { setHaltPoll } from './lib/cpu-idle.js';
 import { topSelfTime } from './lib/cpu-profile.js';
 import { BUSY_CPU_SHARE, machineFacts } from './lib/machine.js';
 import { parseOptions, USAGE } from './lib/options.js';
@@ -34,6 +35,10 @@ async function main(): Promise<void> {
   if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
   const selected = scenarios.filter((s) => options.only.length === 0 || options.only.includes(s.name));
   installCleanup(log);
+  if (options.haltPollNs !== undefined) {
+    setHaltPoll(options.haltPollNs);
+    log(`guest_halt_poll_ns set to ${options.haltPollNs} for this run (put back at exit)`);
+  }
 
   // Before pinning: pinning this process to one CPU would make it report 1 core.
   const machine = await machineFacts();

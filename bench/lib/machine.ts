@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
+import { cpuIdleFacts, type CpuIdleFacts } from './cpu-idle.js';
 import { runCommand } from './processes.js';
 
 export interface MachineFacts {
@@ -12,6 +13,8 @@ export interface MachineFacts {
   kernel: string;
   /** The cpufreq governor ("performance" is what §13 asks for), or "unknown" in VMs without cpufreq. */
   governor: string;
+  /** How idle CPUs wake (bench/lib/cpu-idle.ts): the floor under every latency here. */
+  cpuIdle: CpuIdleFacts;
   memoryGb: number;
   node: string;
   commit: string;
@@ -61,6 +64,7 @@ export async function machineFacts(): Promise<MachineFacts> {
     cores: availableParallelism(),
     kernel: release(),
     governor: readOr('/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor', 'unknown'),
+    cpuIdle: cpuIdleFacts(),
     memoryGb: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     node: process.version,
     commit: head.code === 0 ? head.stdout.trim() : 'unknown',

@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { HotFunction } from './cpu-profile.js';
+import { describeCpuIdle } from './cpu-idle.js';
 import type { MachineFacts } from './machine.js';
 import type { BenchOptions } from './options.js';
 import type { Check, ScenarioResult } from './scenario.js';
@@ -26,7 +27,7 @@ export function renderReport(report: RunReport): string {
   const m = report.machine;
   const out: string[] = [
     `Gateway benchmark ${report.date}`,
-    `machine: ${m.cpuModel}, ${m.cores} cores, kernel ${m.kernel}, governor ${m.governor}, node ${m.node}, commit ${m.commit.slice(0, 12)}${m.dirty ? ' (dirty)' : ''}`,
+    `machine: ${m.cpuModel}, ${m.cores} cores, kernel ${m.kernel}, governor ${m.governor}, ${describeCpuIdle(m.cpuIdle)}, node ${m.node}, commit ${m.commit.slice(0, 12)}${m.dirty ? ' (dirty)' : ''}`,
     `pinning: ${report.pinning}`,
     `tools: ${Object.entries(report.tools).map(([k, v]) => `${k}=${v}`).join('; ')}`,
     ...report.notes.map((n) => `note: ${n}`),
