@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Where a request spends its time after the proxy was idle: streams 100 ms apart, one at a time,
+# through a bare proxy and two gateway builds or pipelines, timed inside each process by syscall
+# tracepoints (perf, no ptrace):
+#
+#   read of the request ──(no syscall: the proxy's own code)──▶ write upstream      "request→upstream"
+#   read of the upstream's head ──▶ first write to the client                       "head→client"
+#
+# On a VM whose idle vCPUs halt (README, "How idle CPUs wake"), these run on cold caches and take
+# several times their steady-state CPU, so they grow with the code a request runs: this is the
+# A/B for changes aimed at the time to the first streamed event. Medians over the streams, in µs;
+# the client's time to the first event alongside.
+#
+#   bench/idle-trace.sh [streams]                       # A: shipped pipeline, B: the core ([]), dist/
+#   A=dist-base/cli/main.js B=dist/cli/main.js PIPE_B="$PIPE_A" bench/idle-trace.sh 60
+#
+# Needs perf (linux-perf) with syscall tracepoints, taskset and root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-40}
+A=${A:-dist/cli/main.js}
+B=${B:-$A}
+PIPE_A=${PIPE_A:-$(node -e "const y=require('yaml');const d=y.parse(require('fs').readFileSync('config/gateway.yaml','utf8'));process.stdout.write(JSON.stringify(d.pipeline))")}
+PIPE_B=${PIPE_B:-[]}
+ADMIN=gw-trace-admin-key-$(node -e "process.stdout.write(require('crypto').randomBytes(16).toString('hex'))")
+MASTER=$(node -e "process.stdout.write(require('crypto').randomBytes(32).toString('hex'))")
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{process.stdout.write(String(s.address().port));s.close()})"; }
+MOCK_PORT=$(port)
+BARE_PORT=$(port)
+taskset -c 0 node dist/bench/mock-upstream.js --port "$MOCK_PORT" > "$TMP/mock.log" 2>&1 &
+PIDS+=($!)
+taskset -c 1 node dist/bench/bare-proxy.js --upstream "http://127.0.0.1:$MOCK_PORT" --port "$BARE_PORT" > "$TMP/bare.log" 2>&1 &
+PIDS+=($!)
+PID_bare=$!
+
+start() { # name cli pipeline → sets PORT_<name>, PID_<name>
+  local dir="$TMP/$1" p
+  mkdir -p "$dir"
+  p=$(port)
+  printf 'server: {host: 127.0.0.1, port: %s}\nstore: {path: %s/data}\nsecurity: {custom_hosts: {allow: [127.0.0.1]}}\npipeline: %s\n' "$p" "$dir" "$3" > "$dir/gw.yaml"
+  env GATEWAY_ADMIN_KEY="$ADMIN" GATEWAY_MASTER_KEY="$MASTER" taskset -c 1 node "$2" start --config "$dir/gw.yaml" > "$dir/gw.log" 2>&1 &
+  PIDS+=($!)
+  printf -v "PID_$1" '%s' "$!"
+  printf -v "PORT_$1" '%s' "$p"
+}
+start A "$A" "$PIPE_A"
+start B "$B" "$PIPE_B"
+for _ in $(seq 100); do
+  grep -q listening "$TMP/A/gw.log" && grep -q listening "$TMP/B/gw.log" && grep -q listening "$TMP/mock.log" && grep -q listening "$TMP/bare.log" && break
+  sleep 0.1
+done
+for f in A/gw bare mock; do grep -q listening "$TMP/$f.log" || { echo "$f did not start:"; cat "$TMP/$f.log"; exit 1; }; done
+
+# The driver: unpaused streams first (JIT), then N rounds of one 100 ms stream per target. The
+# timed requests carry an ~800-byte `user` field, so their reads are told apart from the rest.
+cat > "$TMP/drive.mjs" <<JS
+import { createStreamClient } from '$PWD/dist/bench/lib/sse-timing.js';
+import { createTarget } from '$PWD/dist/bench/lib/targets.js';
+const mock = 'http://127.0.0.1:$MOCK_PORT';
+const targets = [['bare', 'http://127.0.0.1:$BARE_PORT'], ['A', 'http://127.0.0.1:$PORT_A'], ['B', 'http://127.0.0.1:$PORT_B']];
+const request = (name, origin, directives, pad) => {
+  const r = createTarget(name === 'bare' ? 'bare' : 'gateway', origin, 0, mock).chatRequest({ stream: true, directives });
+  r.headers['x-gateway-api-key'] = '$ADMIN';
+  if (pad) r.body = JSON.stringify({ ...JSON.parse(r.body), user: 'u'.repeat(800) });
+  return r;
+};
+const client = createStreamClient();
+if (process.argv[2] === 'warm') {
+  for (const [name, origin] of targets) for (let i = 0; i < 500; i++) await client.stream(origin, request(name, origin, 'chunks=20;chunk_delay=0', false), 10000);
+} else {
+  const ttfb = targets.map(() => []);
+  for (let i = 0; i < $N; i++) for (const [k, [name, origin]] of targets.entries()) ttfb[k].push((await client.stream(origin, request(name, origin, 'chunks=20;chunk_delay=5', true), 10000)).ttfbMs);
+  const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+  console.log(targets.map(([name], k) => name + ' ' + (med(ttfb[k]) * 1000).toFixed(0)).join(' '));
+}
+client.close();
+JS
+taskset -c 0 node "$TMP/drive.mjs" warm
+perf record -q -e syscalls:sys_exit_read,syscalls:sys_enter_writev,syscalls:sys_enter_write -p "$PID_bare,$PID_A,$PID_B" -o "$TMP/perf.data" > "$TMP/perf.log" 2>&1 &
+PERF=$!
+sleep 1
+FIRST=$(taskset -c 0 node "$TMP/drive.mjs" timed)
+kill -INT "$PERF"; wait "$PERF" 2>/dev/null || true
+
+echo "A: $A pipeline $PIPE_A"
+echo "B: $B pipeline $PIPE_B"
+echo "$N streams per target, medians in µs"
+perf script -i "$TMP/perf.data" -F pid,time,event,trace 2>/dev/null | node -e '
+const [bare, a, b] = process.argv.slice(1, 4);
+const first = Object.fromEntries(process.argv[4].split(" ").reduce((acc, w, i, all) => (i % 2 === 0 ? [...acc, [w, all[i + 1]]] : acc), []));
+const state = {}, up = {}, head = {}, t0 = {}, t2 = {};
+for (const line of require("fs").readFileSync(0, "utf8").split("\n")) {
+  const m = /^\s*(\d+)\s+([\d.]+):\s+syscalls:(\w+):\s*(\S*)/.exec(line);
+  if (m === null) continue;
+  const [, pid, time, ev, arg] = m; const t = Number(time);
+  const s = state[pid] ?? 0;
+  if (ev === "sys_exit_read" && Number(arg) >= 900) { t0[pid] = t; state[pid] = 1; }
+  else if (s === 1 && ev.startsWith("sys_enter_write")) { (up[pid] ??= []).push((t - t0[pid]) * 1e6); state[pid] = 2; }
+  else if (s === 2 && ev === "sys_exit_read") { t2[pid] = t; state[pid] = 3; }
+  else if (s === 3 && ev.startsWith("sys_enter_write")) { (head[pid] ??= []).push((t - t2[pid]) * 1e6); state[pid] = 0; }
+}
+const med = (v) => (v === undefined || v.length === 0 ? "-" : [...v].sort((x, y) => x - y)[Math.floor(v.length / 2)].toFixed(0));
+console.log(["target", "request→upstream", "head→client", "client first event", "streams"].join("\t"));
+for (const [name, pid] of [["bare", bare], ["A", a], ["B", b]]) console.log([name, med(up[pid]), med(head[pid]), first[name], (head[pid] ?? []).length].join("\t"));
+' "$PID_bare" "$PID_A" "$PID_B" "$FIRST" | column -t -s $'\t'
