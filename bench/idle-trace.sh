@@ -12,7 +12,7 @@
 # the client's time to the first event alongside.
 #
 #   bench/idle-trace.sh [streams]                       # A: shipped pipeline, B: the core ([]), dist/
-#   A=dist-base/cli/main.js B=dist/cli/main.js PIPE_B="$PIPE_A" bench/idle-trace.sh 60
+#   A=dist-base/cli/main.js B=dist/cli/main.js PIPE_B=A bench/idle-trace.sh 60   # two builds, one pipeline
 #
 # Needs perf (linux-perf) with syscall tracepoints, taskset and root.
 set -euo pipefail
@@ -22,6 +22,7 @@ A=${A:-dist/cli/main.js}
 B=${B:-$A}
 PIPE_A=${PIPE_A:-$(node -e "const y=require('yaml');const d=y.parse(require('fs').readFileSync('config/gateway.yaml','utf8'));process.stdout.write(JSON.stringify(d.pipeline))")}
 PIPE_B=${PIPE_B:-[]}
+[ "$PIPE_B" = A ] && PIPE_B=$PIPE_A
 ADMIN=gw-trace-admin-key-$(node -e "process.stdout.write(require('crypto').randomBytes(16).toString('hex'))")
 MASTER=$(node -e "process.stdout.write(require('crypto').randomBytes(32).toString('hex'))")
 TMP=$(mktemp -d)
