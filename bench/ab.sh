@@ -23,16 +23,9 @@ W=${1:-4}
 S=${2:-6}
 A=${A:-dist/cli/main.js}
 B=${B:-$A}
-PIPE_A=${PIPE_A:-$(node -e "const y=require('yaml');const d=y.parse(require('fs').readFileSync('config/gateway.yaml','utf8'));process.stdout.write(JSON.stringify(d.pipeline))")}
+source bench/lib/gateways.sh
+PIPE_A=${PIPE_A:-$(shipped_pipeline)}
 PIPE_B=${PIPE_B:-$PIPE_A}
-ADMIN=gw-ab-admin-key-$(node -e "process.stdout.write(require('crypto').randomBytes(16).toString('hex'))")
-MASTER=$(node -e "process.stdout.write(require('crypto').randomBytes(32).toString('hex'))")
-TMP=$(mktemp -d)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
-trap cleanup EXIT
-
-port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{process.stdout.write(String(s.address().port));s.close()})"; }
 MOCK_PORT=$(port)
 taskset -c 0 node dist/bench/mock-upstream.js --port "$MOCK_PORT" > "$TMP/mock.log" 2>&1 &
 PIDS+=($!)
@@ -47,24 +40,9 @@ wrk.headers["x-gateway-custom-host"] = "http://127.0.0.1:$MOCK_PORT/v1"
 wrk.headers["x-gateway-api-key"] = "$ADMIN"
 LUA
 
-start() { # name cli pipeline env flags → sets PORT_<name>, PID_<name>
-  local dir="$TMP/$1" p
-  mkdir -p "$dir"
-  p=$(port)
-  printf 'server: {host: 127.0.0.1, port: %s}\nstore: {path: %s/data}\nsecurity: {custom_hosts: {allow: [127.0.0.1]}}\npipeline: %s\n' "$p" "$dir" "$3" > "$dir/gw.yaml"
-  env GATEWAY_ADMIN_KEY="$ADMIN" GATEWAY_MASTER_KEY="$MASTER" ${4:-} taskset -c 1 node ${5:-} "$2" start --config "$dir/gw.yaml" > "$dir/gw.log" 2>&1 &
-  PIDS+=($!)
-  printf -v "PID_$1" '%s' "$!"
-  printf -v "PORT_$1" '%s' "$p"
-}
 start A "$A" "$PIPE_A" "${ENV_A:-}" "${FLAGS_A:-}"
 start B "$B" "$PIPE_B" "${ENV_B:-}" "${FLAGS_B:-}"
-for _ in $(seq 100); do
-  grep -q listening "$TMP/A/gw.log" && grep -q listening "$TMP/B/gw.log" && grep -q listening "$TMP/mock.log" && break
-  sleep 0.1
-done
-grep -q listening "$TMP/A/gw.log" || { echo "A did not start:"; cat "$TMP/A/gw.log"; exit 1; }
-grep -q listening "$TMP/B/gw.log" || { echo "B did not start:"; cat "$TMP/B/gw.log"; exit 1; }
+await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log"
 
 cpu() { local s=0 t; for t in /proc/$1/task/*/stat; do s=$((s + $(awk '{print $14+$15}' "$t"))); done; echo "$s"; }
 load() { # seconds → runs both loads at once, output in $TMP/{A,B}/w

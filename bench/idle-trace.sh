@@ -20,17 +20,10 @@ cd "$(dirname "$0")/.."
 N=${1:-40}
 A=${A:-dist/cli/main.js}
 B=${B:-$A}
-PIPE_A=${PIPE_A:-$(node -e "const y=require('yaml');const d=y.parse(require('fs').readFileSync('config/gateway.yaml','utf8'));process.stdout.write(JSON.stringify(d.pipeline))")}
+source bench/lib/gateways.sh
+PIPE_A=${PIPE_A:-$(shipped_pipeline)}
 PIPE_B=${PIPE_B:-[]}
 [ "$PIPE_B" = A ] && PIPE_B=$PIPE_A
-ADMIN=gw-trace-admin-key-$(node -e "process.stdout.write(require('crypto').randomBytes(16).toString('hex'))")
-MASTER=$(node -e "process.stdout.write(require('crypto').randomBytes(32).toString('hex'))")
-TMP=$(mktemp -d)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
-trap cleanup EXIT
-
-port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{process.stdout.write(String(s.address().port));s.close()})"; }
 MOCK_PORT=$(port)
 BARE_PORT=$(port)
 taskset -c 0 node dist/bench/mock-upstream.js --port "$MOCK_PORT" > "$TMP/mock.log" 2>&1 &
@@ -39,23 +32,9 @@ taskset -c 1 node dist/bench/bare-proxy.js --upstream "http://127.0.0.1:$MOCK_PO
 PIDS+=($!)
 PID_bare=$!
 
-start() { # name cli pipeline → sets PORT_<name>, PID_<name>
-  local dir="$TMP/$1" p
-  mkdir -p "$dir"
-  p=$(port)
-  printf 'server: {host: 127.0.0.1, port: %s}\nstore: {path: %s/data}\nsecurity: {custom_hosts: {allow: [127.0.0.1]}}\npipeline: %s\n' "$p" "$dir" "$3" > "$dir/gw.yaml"
-  env GATEWAY_ADMIN_KEY="$ADMIN" GATEWAY_MASTER_KEY="$MASTER" taskset -c 1 node "$2" start --config "$dir/gw.yaml" > "$dir/gw.log" 2>&1 &
-  PIDS+=($!)
-  printf -v "PID_$1" '%s' "$!"
-  printf -v "PORT_$1" '%s' "$p"
-}
 start A "$A" "$PIPE_A"
 start B "$B" "$PIPE_B"
-for _ in $(seq 100); do
-  grep -q listening "$TMP/A/gw.log" && grep -q listening "$TMP/B/gw.log" && grep -q listening "$TMP/mock.log" && grep -q listening "$TMP/bare.log" && break
-  sleep 0.1
-done
-for f in A/gw bare mock; do grep -q listening "$TMP/$f.log" || { echo "$f did not start:"; cat "$TMP/$f.log"; exit 1; }; done
+await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log" "$TMP/bare.log"
 
 # The driver: unpaused streams first (JIT), then N rounds of one 100 ms stream per target. The
 # timed requests carry an ~800-byte `user` field, so their reads are told apart from the rest.

@@ -1,0 +1,34 @@
+# Shared by bench/ab.sh and bench/idle-trace.sh (sourced, from the project root): fresh keys, a
+# temp dir and the processes to stop at exit, free ports, and gateways started on CPU 1.
+#
+#   start NAME CLI PIPELINE [ENV] [NODE_FLAGS]   → $PORT_NAME, $PID_NAME; config and log in $TMP/NAME
+#   await_listening LOG…                         → waits up to 10 s for each, exits saying which did not start
+ADMIN=gw-bench-admin-key-$(node -e "process.stdout.write(require('crypto').randomBytes(16).toString('hex'))")
+MASTER=$(node -e "process.stdout.write(require('crypto').randomBytes(32).toString('hex'))")
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{process.stdout.write(String(s.address().port));s.close()})"; }
+# The pipeline config/gateway.yaml ships, as JSON.
+shipped_pipeline() { node -e "const y=require('yaml');const d=y.parse(require('fs').readFileSync('config/gateway.yaml','utf8'));process.stdout.write(JSON.stringify(d.pipeline))"; }
+
+start() {
+  local dir="$TMP/$1" p
+  mkdir -p "$dir"
+  p=$(port)
+  printf 'server: {host: 127.0.0.1, port: %s}\nstore: {path: %s/data}\nsecurity: {custom_hosts: {allow: [127.0.0.1]}}\npipeline: %s\n' "$p" "$dir" "$3" > "$dir/gw.yaml"
+  env GATEWAY_ADMIN_KEY="$ADMIN" GATEWAY_MASTER_KEY="$MASTER" ${4:-} taskset -c 1 node ${5:-} "$2" start --config "$dir/gw.yaml" > "$dir/gw.log" 2>&1 &
+  PIDS+=($!)
+  printf -v "PID_$1" '%s' "$!"
+  printf -v "PORT_$1" '%s' "$p"
+}
+
+await_listening() {
+  local log
+  for log in "$@"; do
+    for _ in $(seq 100); do grep -q listening "$log" && break; sleep 0.1; done
+    grep -q listening "$log" || { echo "$log: did not start:"; cat "$log"; exit 1; }
+  done
+}
