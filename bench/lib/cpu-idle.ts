@@ -22,7 +22,8 @@ export interface CpuIdleFacts {
   haltPollNs: number | null;
 }
 
-function readOr(path: string, fallback: string): string {
+/** A sysfs or procfs file's text, trimmed; `fallback` where it cannot be read. */
+export function readOr(path: string, fallback: string): string {
   try {
     return readFileSync(path, 'utf8').trim();
   } catch {

@@ -2,9 +2,8 @@
  * Facts that make a result interpretable later: CPU model, cores, kernel, governor, Node version,
  * commit. §13 of peer-gateways.md asks for them in every result file.
  */
-import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
-import { cpuIdleFacts, type CpuIdleFacts } from './cpu-idle.js';
+import { cpuIdleFacts, readOr, type CpuIdleFacts } from './cpu-idle.js';
 import { runCommand } from './processes.js';
 
 export interface MachineFacts {
@@ -42,14 +41,6 @@ async function sampleCpuBusy(ms: number): Promise<number> {
   await new Promise((resolve) => setTimeout(resolve, ms));
   const b = cpuTimes();
   return b.total > a.total ? (b.busy - a.busy) / (b.total - a.total) : Number.NaN;
-}
-
-function readOr(path: string, fallback: string): string {
-  try {
-    return readFileSync(path, 'utf8').trim();
-  } catch {
-    return fallback;
-  }
 }
 
 export async function machineFacts(): Promise<MachineFacts> {
