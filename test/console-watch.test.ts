@@ -60,7 +60,14 @@ async function until(check: () => Promise<boolean>, what: string, ms = 15_000): 
 
 async function open(page: Page, url: string, path: string, heading: string): Promise<void> {
   await page.goto(`${url}/console/#${path}`);
-  await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+  try {
+    await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+  } catch (err) {
+    // Say what the page shows instead (this wait timed out once in many CI runs, unexplained).
+    const shown = await page.locator('h1').allInnerTexts().catch(() => []);
+    const main = (await page.locator('body').innerText().catch(() => '')).slice(0, 600);
+    throw new Error(`no "${heading}" heading at ${page.url()}: h1 ${JSON.stringify(shown)}; the page reads: ${JSON.stringify(main)}`, { cause: err });
+  }
   const deadline = Date.now() + 10_000;
   while ((await page.locator('.loading').count()) > 0 && Date.now() < deadline) await page.waitForTimeout(50);
 }
