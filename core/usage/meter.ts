@@ -25,6 +25,13 @@ const MAX_TEXT = 1 << 20;
 
 type Json = Record<string, unknown>;
 
+/**
+ * How a chunk that parsed as an object ends when its last member is `"usage": null`, written
+ * compactly. Such a text's final `}` closes the root, so the member before it is the root's own (a
+ * nested object would need its own `}` in between, and a string cannot hold an unescaped `"`).
+ */
+const NULL_USAGE_END = ',"usage":null}';
+
 /** True when the upstream must be asked for the usage chunk the client did not request. */
 export function needsUsageInjection(route: ModelRoute, body: Json | undefined): boolean {
   if (body === undefined || body.stream !== true || !INJECTABLE.has(route)) return false;
@@ -142,6 +149,10 @@ export class UsageMeter {
     if (!this.#strip || !('usage' in chunk)) return ev;
     // The client did not ask for usage: drop the usage-only chunk, and the null field elsewhere.
     if (Array.isArray(choices) && choices.length === 0) return null;
+    // Every chunk before the usage one ends in `,"usage":null}` (OpenAI's compact JSON): when that
+    // is the text's only `"usage":`, cut the member from the text, which keeps the upstream's bytes
+    // and skips serialising each event again.
+    if (usage === undefined && data.endsWith(NULL_USAGE_END) && data.indexOf(USAGE_KEY) === data.length - NULL_USAGE_END.length + 1) return { ...ev, data: `${data.slice(0, -NULL_USAGE_END.length)}}` };
     delete chunk.usage;
     return { ...ev, data: JSON.stringify(chunk) };
   }
