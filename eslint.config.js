@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'test-output/', 'console/dist/', 'bench/results/'] },
+  { ignores: ['dist/', 'dist-base/', 'node_modules/', 'data/', 'test-output/', 'console/dist/', 'bench/results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
