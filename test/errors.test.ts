@@ -68,6 +68,34 @@ t.test('gateway errors', async (t) => {
     });
   }
 
+  t.test('a body that came whole with its head, or in pieces: forwarded as sent, bounded alike', async (t) => {
+    const head = (extra: string): string => {
+      const h = direct(mock);
+      return `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nx-gateway-provider: ${h['x-gateway-provider']}\r\nx-gateway-custom-host: ${h['x-gateway-custom-host']}\r\nAuthorization: ${h.authorization}\r\n${extra}\r\n`;
+    };
+    const chunked = (text: string): string => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n0\r\n\r\n`;
+    // Chunked (no content-length to refuse up front), in one write: Node has the message whole.
+    const small = await rawExchange(gw.port, head('Transfer-Encoding: chunked\r\n') + chunked(chat));
+    t.match(small, /^HTTP\/1\.1 200 /);
+    t.equal(mock.requests.at(-1)!.body.toString(), chat, 'the bytes sent, forwarded');
+    const big = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x'.repeat(5000) }] });
+    const refused = await rawExchange(gw.port, head('Transfer-Encoding: chunked\r\n') + chunked(big));
+    t.match(refused, /^HTTP\/1\.1 413 /);
+    t.match(refused, /"code":"body_too_large"/);
+    // The head first, the body 50 ms later in two pieces: read as it comes.
+    const answer = await new Promise<string>((resolve) => {
+      const socket = net.connect(gw.port, '127.0.0.1');
+      let data = '';
+      socket.on('data', (c) => (data += c.toString()));
+      socket.on('close', () => resolve(data));
+      socket.write(head(`Content-Length: ${Buffer.byteLength(chat)}\r\n`));
+      setTimeout(() => socket.write(chat.slice(0, 10)), 50);
+      setTimeout(() => socket.write(chat.slice(10)), 100);
+    });
+    t.match(answer, /^HTTP\/1\.1 200 /);
+    t.equal(mock.requests.at(-1)!.body.toString(), chat, 'a body in pieces, forwarded whole');
+  });
+
   t.test('a slow client gets 408 and is closed', async (t) => {
     const started = Date.now();
     const answer = await rawExchange(gw.port, 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Slow: ');
