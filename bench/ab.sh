@@ -21,11 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${1:-4}
 S=${2:-6}
-A=${A:-dist/cli/main.js}
-B=${B:-$A}
 source bench/lib/gateways.sh
-PIPE_A=${PIPE_A:-$(shipped_pipeline)}
-PIPE_B=${PIPE_B:-$PIPE_A}
 MOCK_PORT=$(port)
 taskset -c 0 node dist/bench/mock-upstream.js --port "$MOCK_PORT" > "$TMP/mock.log" 2>&1 &
 PIDS+=($!)
@@ -40,8 +36,7 @@ wrk.headers["x-gateway-custom-host"] = "http://127.0.0.1:$MOCK_PORT/v1"
 wrk.headers["x-gateway-api-key"] = "$ADMIN"
 LUA
 
-start A "$A" "$PIPE_A" "${ENV_A:-}" "${FLAGS_A:-}"
-start B "$B" "$PIPE_B" "${ENV_B:-}" "${FLAGS_B:-}"
+start_ab
 await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log"
 
 cpu() { local s=0 t; for t in /proc/$1/task/*/stat; do s=$((s + $(awk '{print $14+$15}' "$t"))); done; echo "$s"; }
@@ -51,8 +46,6 @@ load() { # seconds → runs both loads at once, output in $TMP/{A,B}/w
   taskset -c 0 wrk -t1 -c16 -d"$1"s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_B/v1/chat/completions" > "$TMP/B/w" 2>&1
   wait "$w"
 }
-echo "A: $A ${ENV_A:-} ${FLAGS_A:-} pipeline $PIPE_A"
-echo "B: $B ${ENV_B:-} ${FLAGS_B:-} pipeline $PIPE_B"
 load 3
 HZ=$(getconf CLK_TCK)
 for w in $(seq "$W"); do

@@ -17,16 +17,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${1:-5}
 S=${2:-6}
-A=${A:-dist/cli/main.js}
-B=${B:-$A}
 source bench/lib/gateways.sh
-PIPE_A=${PIPE_A:-$(shipped_pipeline)}
-PIPE_B=${PIPE_B:-$PIPE_A}
-start A "$A" "$PIPE_A" "${ENV_A:-}" "${FLAGS_A:-}"
-start B "$B" "$PIPE_B" "${ENV_B:-}" "${FLAGS_B:-}"
+start_ab
 await_listening "$TMP/A/gw.log" "$TMP/B/gw.log"
-echo "A: $A ${ENV_A:-} ${FLAGS_A:-} pipeline $PIPE_A"
-echo "B: $B ${ENV_B:-} ${FLAGS_B:-} pipeline $PIPE_B"
 
 cat > "$TMP/drive.mjs" <<JS
 import { Client } from '$PWD/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js';

@@ -2,6 +2,7 @@
 # temp dir and the processes to stop at exit, free ports, and gateways started on CPU 1.
 #
 #   start NAME CLI PIPELINE [ENV] [NODE_FLAGS]   → $PORT_NAME, $PID_NAME; config and log in $TMP/NAME
+#   start_ab                                      → gateways A and B of an A/B (bench/ab.sh, bench/mcp-ab.sh)
 #   await_listening LOG…                         → waits up to 10 s for each, exits saying which did not start
 ADMIN=gw-bench-admin-key-$(node -e "process.stdout.write(require('crypto').randomBytes(16).toString('hex'))")
 MASTER=$(node -e "process.stdout.write(require('crypto').randomBytes(32).toString('hex'))")
@@ -31,4 +32,18 @@ await_listening() {
     for _ in $(seq 100); do grep -q listening "$log" && break; sleep 0.1; done
     grep -q listening "$log" || { echo "$log: did not start:"; cat "$log"; exit 1; }
   done
+}
+
+# Both sides of an A/B: builds A and B (default dist/, B defaults to A), their pipelines (default
+# the shipped one, B's to A's), environments ENV_A/ENV_B and node flags FLAGS_A/FLAGS_B; says what
+# each side runs. Wait for them with await_listening "$TMP/A/gw.log" "$TMP/B/gw.log".
+start_ab() {
+  A=${A:-dist/cli/main.js}
+  B=${B:-$A}
+  PIPE_A=${PIPE_A:-$(shipped_pipeline)}
+  PIPE_B=${PIPE_B:-$PIPE_A}
+  start A "$A" "$PIPE_A" "${ENV_A:-}" "${FLAGS_A:-}"
+  start B "$B" "$PIPE_B" "${ENV_B:-}" "${FLAGS_B:-}"
+  echo "A: $A ${ENV_A:-} ${FLAGS_A:-} pipeline $PIPE_A"
+  echo "B: $B ${ENV_B:-} ${FLAGS_B:-} pipeline $PIPE_B"
 }
