@@ -69,7 +69,7 @@ for (let w = 0; w <= $W; w++) {
   console.log('window ' + w + '  A ' + String(calls[0]).padStart(6) + ' calls ' + us[0].toFixed(1).padStart(7) + ' µs/call | B ' + String(calls[1]).padStart(6) + ' calls ' + us[1].toFixed(1).padStart(7) + ' µs/call | B/A CPU per call ' + (us[1] / us[0]).toFixed(3));
 }
 for (const s of sessions) for (const c of s.clients) await c.close();
-await upstream.close?.();
+await upstream.close();
 process.exit(0);
 JS
 taskset -c 0 node "$TMP/drive.mjs"

@@ -50,11 +50,10 @@ export function describeCpuIdle(f: CpuIdleFacts): string {
 }
 
 /**
- * Sets `guest_halt_poll_ns` for this run and returns what puts the previous value back (also run
- * at exit, whatever ends the run). Throws, saying why, where there is no such setting or it cannot
- * be written (not root).
+ * Sets `guest_halt_poll_ns` for this run; the previous value is put back at exit, whatever ends
+ * the run. Throws, saying why, where there is no such setting or it cannot be written (not root).
  */
-export function setHaltPoll(ns: number): () => void {
+export function setHaltPoll(ns: number): void {
   const before = haltPoll();
   if (before === null) throw new Error(`--halt-poll-ns: ${HALT_POLL} does not exist here (no haltpoll cpuidle driver: not a KVM guest, or the module is not loaded)`);
   try {
@@ -62,16 +61,11 @@ export function setHaltPoll(ns: number): () => void {
   } catch (err) {
     throw new Error(`--halt-poll-ns: cannot write ${HALT_POLL} (${(err as NodeJS.ErrnoException).code ?? String(err)}; it needs root)`, { cause: err });
   }
-  let restored = false;
-  const restore = (): void => {
-    if (restored) return;
-    restored = true;
+  process.once('exit', () => {
     try {
       writeFileSync(HALT_POLL, String(before));
     } catch {
       process.stderr.write(`[bench] could not put ${HALT_POLL} back to ${before}\n`);
     }
-  };
-  process.once('exit', restore);
-  return restore;
+  });
 }

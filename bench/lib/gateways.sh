@@ -1,4 +1,4 @@
-# Shared by bench/ab.sh and bench/idle-trace.sh (sourced, from the project root): fresh keys, a
+# Shared by bench/ab.sh, bench/mcp-ab.sh and bench/idle-trace.sh (sourced, from the project root): fresh keys, a
 # temp dir and the processes to stop at exit, free ports, and gateways started on CPU 1.
 #
 #   start NAME CLI PIPELINE [ENV] [NODE_FLAGS]   → $PORT_NAME, $PID_NAME; config and log in $TMP/NAME

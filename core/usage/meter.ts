@@ -152,7 +152,7 @@ export class UsageMeter {
     // Every chunk before the usage one ends in `,"usage":null}` (OpenAI's compact JSON): when that
     // is the text's only `"usage":`, cut the member from the text, which keeps the upstream's bytes
     // and skips serialising each event again.
-    if (usage === undefined && data.endsWith(NULL_USAGE_END) && data.indexOf(USAGE_KEY) === data.length - NULL_USAGE_END.length + 1) return { ...ev, data: `${data.slice(0, -NULL_USAGE_END.length)}}` };
+    if (data.endsWith(NULL_USAGE_END) && data.indexOf(USAGE_KEY) === data.length - NULL_USAGE_END.length + 1) return { ...ev, data: `${data.slice(0, -NULL_USAGE_END.length)}}` };
     delete chunk.usage;
     return { ...ev, data: JSON.stringify(chunk) };
   }
