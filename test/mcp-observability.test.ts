@@ -161,7 +161,8 @@ t.test('an MCP call is a log record with its mcp fields, found by mcp_server and
   await settle(gw);
   const plain = await adminGet(gw, '/v1/logs?route=plugin');
   t.ok(plain.body.data.length > 0);
-  for (const r of plain.body.data) t.equal(r.mcp, undefined, 'no mcp field on other records');
+  // One assertion over them all: how many admin records have landed by now depends on timing.
+  t.same(plain.body.data.filter((r: { mcp?: unknown }) => r.mcp !== undefined).map((r: { id: string }) => r.id), [], 'no mcp field on other records');
 });
 
 t.test('metrics and analytics count MCP calls by server and tool, and only calls', async (t) => {
