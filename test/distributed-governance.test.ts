@@ -97,8 +97,8 @@ t.test('governance counters shared by three hosts through Valkey', async (t) => 
     // GCRA refills one request every 600 ms: a run longer than that may admit one more per interval.
     const refill = Math.floor(elapsed / 600);
     t.comment(`admitted ${admitted} of 300 in ${elapsed} ms (refill allowance ${refill})`);
+    // With no refill interval elapsed, this is exactly 100 (one assertion either way: the suite's count stays fixed).
     t.ok(admitted >= 100 && admitted <= 100 + refill, `admitted ${admitted}: 100, plus at most ${refill} refilled during the run`);
-    if (refill === 0) t.equal(admitted, 100, 'exactly 100');
     t.equal(admitted + refused, 300, 'the rest refused with rate_limit_exceeded');
     t.ok((await redis.exists(`gw:gov:r:key:${id}:requests:rpm`)) === 1, 'the counter lives in Valkey');
   });
