@@ -14,14 +14,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${WINDOWS:-4}
 S=${SECONDS_PER:-6}
-shipped=$(node -e "const y=require('yaml');process.stdout.write(y.parse(require('fs').readFileSync('config/gateway.yaml','utf8')).pipeline.join(' '))")
-if [ $# -eq 0 ]; then set -- $shipped; fi
+# For shipped_pipeline (the same list bench/ab.sh runs as A).
+source bench/lib/gateways.sh
+SHIPPED=$(shipped_pipeline)
+if [ $# -eq 0 ]; then set -- $(node -e "process.stdout.write(JSON.parse(process.argv[1]).join(' '))" "$SHIPPED"); fi
 
-# The shipped pipeline without the plugins named in $1, as a JSON list.
+# The shipped pipeline without the plugins named in $1 (space-separated), as a JSON list.
 without() {
-  node -e "const drop=new Set(process.argv[2].split(' '));const left=process.argv[1].split(' ').filter((p)=>!drop.has(p));
-for (const p of drop) if (!process.argv[1].split(' ').includes(p)) { console.error('not in the shipped pipeline: ' + p); process.exit(2); }
-process.stdout.write(JSON.stringify(left))" "$shipped" "$1"
+  node -e "const all = JSON.parse(process.argv[1]); const drop = process.argv[2].split(' ');
+const unknown = drop.filter((p) => !all.includes(p));
+if (unknown.length > 0) { console.error('not in the shipped pipeline: ' + unknown.join(', ')); process.exit(2); }
+process.stdout.write(JSON.stringify(all.filter((p) => !drop.includes(p))))" "$SHIPPED" "$1"
 }
 
 printf '%-40s %-28s %s\n' 'left out' 'B/A per window (after the 1st)' 'median'
