@@ -11,8 +11,10 @@
 #
 # The MCP server (the test suite's, test/helpers/mcp-upstream.ts) and the clients run in the
 # driver on CPU 0; each gateway registers it as `bench` and is called at `/bench/mcp` with a
-# workspace key holding `mcp.invoke`, through the shipped pipeline (every call logged). The first
-# window includes JIT warm-up: read the later ones. Needs taskset.
+# workspace key holding `mcp.invoke`, through the shipped pipeline (every call logged). Before the
+# windows, WARM_S seconds (default 25: about 12,000 calls to each gateway here) of unreported calls
+# let V8 optimise the gateways' call path, which takes thousands of calls (bench/scenarios/mcp.ts);
+# the first window is still worth a look. Needs taskset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${1:-5}
@@ -63,9 +65,9 @@ const run = async (s, ms) => {
 };
 for (let w = 0; w <= $W; w++) {
   const before = sessions.map((s) => cpuMs(s.pid));
-  const calls = await Promise.all(sessions.map((s) => run(s, w === 0 ? 3000 : $S * 1000)));
+  const calls = await Promise.all(sessions.map((s) => run(s, w === 0 ? ${WARM_S:-25} * 1000 : $S * 1000)));
   const us = sessions.map((s, i) => ((cpuMs(s.pid) - before[i]) * 1000) / calls[i]);
-  if (w === 0) continue;
+  if (w === 0) { console.log('warm-up: ' + calls.map((n, i) => sessions[i].name + ' ' + n + ' calls').join(', ')); continue; }
   console.log('window ' + w + '  A ' + String(calls[0]).padStart(6) + ' calls ' + us[0].toFixed(1).padStart(7) + ' µs/call | B ' + String(calls[1]).padStart(6) + ' calls ' + us[1].toFixed(1).padStart(7) + ' µs/call | B/A CPU per call ' + (us[1] / us[0]).toFixed(3));
 }
 for (const s of sessions) for (const c of s.clients) await c.close();
