@@ -180,4 +180,59 @@ export async function runObservers<F extends (...args: never[]) => unknown>(
   }
 }
 
+/**
+ * Runs `onDone` for a finished request, batched with the other requests that finish in the same
+ * turn of the event loop: at the end of the turn (setImmediate), each plugin's `onDone` runs for
+ * the whole batch before the next plugin's. Measured on the default pipeline under load, running
+ * one plugin's code for several requests in a row instead of every plugin's for one request cost
+ * 5 % less CPU per request (bench/ab.sh, B/A 0.95 over 4 windows): the observers (log record,
+ * rollups, metrics) stay in the CPU's caches.
+ *
+ * Per request, the order is kept: a plugin's `onDone` runs after the previous plugin's has
+ * settled (for the whole batch). The promise resolves once the batch has run, so the request
+ * stays in flight (graceful shutdown waits for it) until its observers are done. A hook that
+ * throws or rejects is logged and the others run, as with {@link runObservers}.
+ */
+export function observeDone(entries: NonNullable<Pipeline['onDone']>, ctx: GatewayContext, outcome: Outcome): Promise<void> {
+  let batch = pendingDone.get(entries);
+  if (batch === undefined) {
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    batch = { requests: [], done };
+    pendingDone.set(entries, batch);
+    setImmediate(() => {
+      pendingDone.delete(entries);
+      void runDone(entries, batch!.requests).finally(settle);
+    });
+  }
+  batch.requests.push(ctx, outcome);
+  return batch.done;
+}
+
+interface DoneBatch {
+  /** Context, outcome, context, outcome…: one array for the batch. */
+  requests: Array<GatewayContext | Outcome>;
+  done: Promise<void>;
+}
+
+/** The batch being gathered, per pipeline (a config reload drains the old pipeline's requests). */
+const pendingDone = new Map<NonNullable<Pipeline['onDone']>, DoneBatch>();
+
+async function runDone(entries: NonNullable<Pipeline['onDone']>, requests: DoneBatch['requests']): Promise<void> {
+  for (const entry of entries) {
+    let waiting: Array<Promise<unknown>> | undefined;
+    for (let i = 0; i < requests.length; i += 2) {
+      const ctx = requests[i] as GatewayContext;
+      const failed = (err: unknown): void => ctx.log.error('plugin hook failed', { plugin: entry.plugin, err });
+      try {
+        const result = entry.fn(ctx, requests[i + 1] as Outcome);
+        if (isPromise(result)) (waiting ??= []).push(result.then(undefined, failed));
+      } catch (err) {
+        failed(err);
+      }
+    }
+    if (waiting !== undefined) await Promise.all(waiting);
+  }
+}
+
 export type { Outcome };

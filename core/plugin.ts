@@ -167,7 +167,11 @@ export interface PluginHooks {
   onResponseBody?(ctx: GatewayContext, body: Buffer): void;
   /** After the last byte of the response was written; reverse order. */
   onResponseEnd?(ctx: GatewayContext): MaybePromise<void>;
-  /** Always, once, after the response finished or the client went away. Errors are logged only. */
+  /**
+   * Always, once, after the response finished or the client went away. Errors are logged only.
+   * Runs at the end of that turn of the event loop, batched with the requests that finished in it
+   * (see observeDone in pipeline.ts); a plugin's hook runs after the previous plugin's settled.
+   */
   onDone?(ctx: GatewayContext, outcome: Outcome): MaybePromise<void>;
   routes?: RouteDefinition[];
   /**

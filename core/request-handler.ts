@@ -14,7 +14,7 @@ import { constants as h2, type IncomingHttpHeaders, type ServerHttp2Stream } fro
 import { GatewayContext, type Outcome } from './context.js';
 import { ResponseWriter, respondWhole } from './response-writer.js';
 import { Errors, isGatewayError, toGatewayError } from './errors.js';
-import { runHooks, runObservers, type Stop } from './pipeline.js';
+import { observeDone, runHooks, type Stop } from './pipeline.js';
 import { ALL_PLUGINS, sendError, sendReply } from './respond.js';
 import { isJsonContentType, parseJsonObject, readBody, type BodySource } from './body-reader.js';
 import { routeRequest } from './router/index.js';
@@ -267,5 +267,5 @@ async function finishRequest(rt: Runtime, ctx: GatewayContext): Promise<void> {
     durationMs: t.end - t.start,
     upstreamMs: t.upstreamMs,
   };
-  await runObservers(rt.pipeline.onDone, ctx, (fn) => fn(ctx, outcome));
+  await observeDone(rt.pipeline.onDone, ctx, outcome);
 }
