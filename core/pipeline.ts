@@ -107,7 +107,8 @@ export interface Stop {
   error: GatewayError | undefined;
 }
 
-function isPromise<T>(value: unknown): value is Promise<T> {
+/** True for a promise (or any thenable): what a hook returns when it is async. */
+export function isPromise<T>(value: unknown): value is Promise<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
@@ -163,21 +164,40 @@ export function upTo<F>(entries: ReadonlyArray<Entry<F>> | null, limit: number):
   return kept.length > 0 ? kept : null;
 }
 
-/** Runs observation hooks (onResponseEnd, onDone): every hook runs; failures are logged, never sent. */
-export async function runObservers<F extends (...args: never[]) => unknown>(
+/**
+ * Runs observation hooks (onResponseHeaders when observing, onResponseEnd…): every hook runs;
+ * failures are logged, never sent. Returns synchronously (undefined) when every hook did, else a
+ * promise of the rest: a phase of synchronous observers costs no promise.
+ */
+export function runObservers<F extends (...args: never[]) => unknown>(
   entries: ReadonlyArray<Entry<F>> | null,
   ctx: GatewayContext,
   call: (fn: F) => unknown,
-): Promise<void> {
-  if (entries === null) return;
-  for (const entry of entries) {
+  from = 0,
+): Promise<void> | undefined {
+  if (entries === null) return undefined;
+  for (let i = from; i < entries.length; i++) {
+    const entry = entries[i]!;
     try {
       const result = call(entry.fn);
-      if (isPromise(result)) await result;
+      if (isPromise(result)) {
+        return result.then(
+          () => runObservers(entries, ctx, call, i + 1),
+          (err: unknown) => {
+            observerFailed(ctx, entry, err);
+            return runObservers(entries, ctx, call, i + 1);
+          },
+        );
+      }
     } catch (err) {
-      ctx.log.error('plugin hook failed', { plugin: entry.plugin, err });
+      observerFailed(ctx, entry, err);
     }
   }
+  return undefined;
+}
+
+function observerFailed(ctx: GatewayContext, entry: { plugin: string }, err: unknown): void {
+  ctx.log.error('plugin hook failed', { plugin: entry.plugin, err });
 }
 
 /**
@@ -223,7 +243,7 @@ async function runDone(entries: NonNullable<Pipeline['onDone']>, requests: DoneB
     let waiting: Array<Promise<unknown>> | undefined;
     for (let i = 0; i < requests.length; i += 2) {
       const ctx = requests[i] as GatewayContext;
-      const failed = (err: unknown): void => ctx.log.error('plugin hook failed', { plugin: entry.plugin, err });
+      const failed = (err: unknown): void => observerFailed(ctx, entry, err);
       try {
         const result = entry.fn(ctx, requests[i + 1] as Outcome);
         if (isPromise(result)) (waiting ??= []).push(result.then(undefined, failed));

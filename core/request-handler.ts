@@ -14,7 +14,7 @@ import { constants as h2, type IncomingHttpHeaders, type ServerHttp2Stream } fro
 import { GatewayContext, type Outcome } from './context.js';
 import { ResponseWriter, respondWhole } from './response-writer.js';
 import { Errors, isGatewayError, toGatewayError } from './errors.js';
-import { observeDone, runHooks, type Stop } from './pipeline.js';
+import { isPromise, observeDone, runHooks, type Stop } from './pipeline.js';
 import { ALL_PLUGINS, sendError, sendReply } from './respond.js';
 import { isJsonContentType, parseJsonObject, readBody, type BodySource } from './body-reader.js';
 import { routeRequest } from './router/index.js';
@@ -133,7 +133,11 @@ async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req:
     ctx.metadata = parseMetadata(ctx);
 
     let stop: Stop | undefined;
-    if (pipeline.onRequest !== null) stop = await runHooks(pipeline.onRequest, ctx, (fn) => fn(ctx));
+    // Synchronous hooks (most) answer without a promise; only an async one is awaited.
+    if (pipeline.onRequest !== null) {
+      const ran = runHooks(pipeline.onRequest, ctx, (fn) => fn(ctx));
+      stop = isPromise(ran) ? await ran : ran;
+    }
     if (stop === undefined) {
       if (upgrade === undefined) await readRequestBody(rt, ctx, req);
       if (route.kind === 'plugin' && route.route.model !== undefined) {
@@ -143,7 +147,10 @@ async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req:
         if (invalid) throw invalid;
         ctx.reroute(modelRouteMatch(call.route), call.body);
       }
-      if (pipeline.onRequestBody !== null) stop = await runHooks(pipeline.onRequestBody, ctx, (fn) => fn(ctx));
+      if (pipeline.onRequestBody !== null) {
+        const ran = runHooks(pipeline.onRequestBody, ctx, (fn) => fn(ctx));
+        stop = isPromise(ran) ? await ran : ran;
+      }
     }
 
     if (stop !== undefined) {

@@ -241,7 +241,8 @@ export class ResponseSequencer {
     const head: ResponseHead = body === undefined ? { status: reply.status, headers, sse: false } : { status: reply.status, headers, sse: false, body };
     // Every hook sees the head that goes out; what they return no longer replaces it.
     const ctx = this.#ctx;
-    await runObservers(upTo(this.#rt.pipeline.onResponseHeaders, this.#limit), ctx, (fn) => fn(ctx, head));
+    const observing = runObservers(upTo(this.#rt.pipeline.onResponseHeaders, this.#limit), ctx, (fn) => fn(ctx, head));
+    if (observing !== undefined) await observing;
     return this.#send(head, reply.body, body);
   }
 
@@ -251,7 +252,8 @@ export class ResponseSequencer {
     if (out.pinged) this.#asEvents(head.status, raw);
     else if (out.writable && !out.headersSent) out.send(head.status, head.headers, body, this.#proxied);
     this.#closed = true;
-    await this.finish(body);
+    const pending = this.finish(body);
+    if (pending !== undefined) await pending;
   }
 
   /**
@@ -308,7 +310,8 @@ export class ResponseSequencer {
       // Lets a generator run its cleanup (close cursors, files) when the loop ended early.
       await it.return?.();
     }
-    await this.finish(undefined);
+    const pending = this.finish(undefined);
+    if (pending !== undefined) await pending;
   }
 
   // ── streamed answers ──────────────────────────────────────────────────────────────────────
@@ -587,18 +590,25 @@ export class ResponseSequencer {
     end?.();
   }
 
-  /** The end of the phase, once: onResponseBody (a whole body), then onResponseEnd. */
-  async finish(body: Buffer | string | undefined): Promise<void> {
-    if (this.#finished) return;
+  /**
+   * The end of the phase, once: onResponseBody (a whole body), then onResponseEnd. Synchronous
+   * (undefined) when every hook was; a promise when one was not.
+   */
+  finish(body: Buffer | string | undefined): Promise<void> | undefined {
+    if (this.#finished) return undefined;
     this.#finished = true;
     this.#closed = true;
     const ctx = this.#ctx;
     const pipeline = this.#rt.pipeline;
     const bodyHooks = upTo(pipeline.onResponseBody, this.#limit);
+    const ends = upTo(pipeline.onResponseEnd, this.#limit);
+    const end = (): Promise<void> | undefined => runObservers(ends, ctx, (fn) => fn(ctx));
     if (bodyHooks !== null && body !== undefined) {
       const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-      await runObservers(bodyHooks, ctx, (fn) => fn(ctx, bytes));
+      const pending = runObservers(bodyHooks, ctx, (fn) => fn(ctx, bytes));
+      if (pending !== undefined) return pending.then(end);
     }
-    await runObservers(upTo(pipeline.onResponseEnd, this.#limit), ctx, (fn) => fn(ctx));
+    return end();
   }
+
 }

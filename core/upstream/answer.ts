@@ -392,7 +392,10 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
       this.ctx.log.warn('upstream failed mid-response', { code: failure.code, err });
       const s = this.#sequencer();
       s.failStream(Errors.upstreamStreamFailed(undefined, { cause: err }), true);
-      void s.finish(undefined).finally(() => this.resolve({ kind: 'sent' }));
+      const sent = (): void => this.resolve({ kind: 'sent' });
+      const pending = s.finish(undefined);
+      if (pending === undefined) sent();
+      else pending.then(sent, sent);
       return;
     }
     this.#settle({ kind: 'failed', error: failure });
@@ -422,19 +425,29 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
     if (seq === undefined) return this.resolve(result);
     const capture = settle ? this.#capture : undefined;
     const meter = settle ? this.meter : undefined;
-    void (async () => {
-      // Joined only for those who read the whole answer (the meter, onResponseBody observers).
-      const bytes = capture === undefined || (meter === undefined && this.rt.pipeline.onResponseBody === null) ? undefined : Buffer.concat(capture);
-      if (capture !== undefined) {
-        const json = expectsJson(this.ctx, this.#status);
-        // The meter's parse serves both; with no meter, a byte check (answer-check.ts) instead of a parse.
-        const readable = meter !== undefined ? meter.body(bytes!) : !json || looksLikeJsonObject(capture);
-        // The bytes went out as they came (they are the provider's); the request is logged as failed.
-        if (!readable && json) this.ctx.streamError ??= Errors.upstreamInvalidResponse(`The upstream answered ${this.#status} with a body that is not JSON.`);
-      }
-      // Usage is known before the response hooks run, so budgets and logs read it there.
-      if (meter !== undefined && this.#status >= 200 && this.#status < 300) this.ctx.usage = await settleUsage(this.rt, this.ctx, meter);
-      await seq.finish(bytes);
-    })().finally(() => this.resolve(result));
+    const done = (): void => this.resolve(result);
+    // Joined only for those who read the whole answer (the meter, onResponseBody observers).
+    const bytes = capture === undefined || (meter === undefined && this.rt.pipeline.onResponseBody === null) ? undefined : Buffer.concat(capture);
+    if (capture !== undefined) {
+      const json = expectsJson(this.ctx, this.#status);
+      // The meter's parse serves both; with no meter, a byte check (answer-check.ts) instead of a parse.
+      const readable = meter !== undefined ? meter.body(bytes!) : !json || looksLikeJsonObject(capture);
+      // The bytes went out as they came (they are the provider's); the request is logged as failed.
+      if (!readable && json) this.ctx.streamError ??= Errors.upstreamInvalidResponse(`The upstream answered ${this.#status} with a body that is not JSON.`);
+    }
+    // Usage is known before the response hooks run, so budgets and logs read it there. An answer
+    // that reported it needs no promise; one that did not is counted (estimate.ts), asynchronously.
+    let pending: Promise<void> | undefined;
+    if (meter !== undefined && this.#status >= 200 && this.#status < 300) {
+      if (meter.usage !== undefined) this.ctx.usage = meter.usage;
+      else
+        pending = settleUsage(this.rt, this.ctx, meter).then((usage) => {
+          this.ctx.usage = usage;
+          return seq.finish(bytes);
+        });
+    }
+    pending ??= seq.finish(bytes);
+    if (pending === undefined) done();
+    else pending.then(done, done);
   }
 }

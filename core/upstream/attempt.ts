@@ -11,7 +11,7 @@ import type { Target } from '../router/types.js';
 import type { ResponseWriter } from '../response-writer.js';
 import type { Runtime } from '../runtime.js';
 import { Errors, isGatewayError } from '../errors.js';
-import { runHooks } from '../pipeline.js';
+import { isPromise, runHooks } from '../pipeline.js';
 import { ALL_PLUGINS, ResponseSequencer } from '../response/sequencer.js';
 import { UsageMeter } from '../usage/meter.js';
 import { answeredLocally, countLocally } from '../ingress/index.js';
@@ -49,7 +49,8 @@ export async function runAttempt(rt: Runtime, ctx: GatewayContext, out: Response
 
   if (rt.pipeline.onUpstreamRequest !== null) {
     const attempt = built.attempt;
-    const stop = await runHooks(rt.pipeline.onUpstreamRequest, ctx, (fn) => fn(ctx, attempt));
+    const ran = runHooks(rt.pipeline.onUpstreamRequest, ctx, (fn) => fn(ctx, attempt));
+    const stop = isPromise(ran) ? await ran : ran;
     if (stop?.error) return { kind: 'failed', error: stop.error };
     if (stop?.reply) {
       // A plugin answered for the upstream (e.g. a cache hit): it is this attempt's committed answer.
