@@ -109,11 +109,15 @@ function pathOf(url: string): string {
 
 function begin(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, body: BodySource, upgrade?: UpgradeTerminal): void {
   rt.inflight++;
-  serve(rt, ctx, out, body, upgrade)
-    .catch((err: unknown) => rt.log.error('request handler failed', { requestId: ctx.id, err }))
-    .finally(() => {
+  serve(rt, ctx, out, body, upgrade).then(
+    () => {
       rt.inflight--;
-    });
+    },
+    (err: unknown) => {
+      rt.inflight--;
+      rt.log.error('request handler failed', { requestId: ctx.id, err });
+    },
+  );
 }
 
 /** A WebSocket upgrade request: no body to read, and its session is the terminal stage. */
@@ -184,7 +188,8 @@ async function serve(rt: Runtime, ctx: GatewayContext, out: ResponseWriter, req:
   }
 
   await out.done;
-  await finishRequest(rt, ctx);
+  const observing = finishRequest(rt, ctx);
+  if (observing !== undefined) await observing;
 }
 
 /**
@@ -261,10 +266,11 @@ function parseMetadata(ctx: GatewayContext): Record<string, string> {
   return out;
 }
 
-async function finishRequest(rt: Runtime, ctx: GatewayContext): Promise<void> {
+/** Runs onDone (batched, see observeDone): the promise of the batch, or undefined when no plugin observes. */
+function finishRequest(rt: Runtime, ctx: GatewayContext): Promise<void> | undefined {
   const t = ctx.timings;
   t.end = performance.now();
-  if (rt.pipeline.onDone === null) return;
+  if (rt.pipeline.onDone === null) return undefined;
   const outcome: Outcome = {
     status: ctx.status,
     error: ctx.error,
@@ -274,5 +280,5 @@ async function finishRequest(rt: Runtime, ctx: GatewayContext): Promise<void> {
     durationMs: t.end - t.start,
     upstreamMs: t.upstreamMs,
   };
-  await observeDone(rt.pipeline.onDone, ctx, outcome);
+  return observeDone(rt.pipeline.onDone, ctx, outcome);
 }
