@@ -222,7 +222,8 @@ export function observeDone(entries: NonNullable<Pipeline['onDone']>, ctx: Gatew
     pendingDone.set(entries, batch);
     setImmediate(() => {
       pendingDone.delete(entries);
-      void runDone(entries, batch!.requests).finally(settle);
+      // runDone catches every hook failure; settle either way so no request waits forever.
+      runDone(entries, batch!.requests).then(settle, settle);
     });
   }
   batch.requests.push(ctx, outcome);
