@@ -610,5 +610,4 @@ export class ResponseSequencer {
     }
     return end();
   }
-
 }

@@ -18,7 +18,7 @@ import type { ResponseWriter } from '../response-writer.js';
 import type { Runtime } from '../runtime.js';
 import type { EventDecoder, StreamTranslator } from '../providers/types.js';
 import { Errors, toGatewayError, type GatewayError } from '../errors.js';
-import { runObservers } from '../pipeline.js';
+import { afterSettled, runObservers } from '../pipeline.js';
 import { ALL_PLUGINS, ResponseSequencer, type FlowSource } from '../response/sequencer.js';
 import { SseParser, type SseEvent } from '../sse/sse-parser.js';
 import { downstreamHeaders } from './headers.js';
@@ -392,10 +392,7 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
       this.ctx.log.warn('upstream failed mid-response', { code: failure.code, err });
       const s = this.#sequencer();
       s.failStream(Errors.upstreamStreamFailed(undefined, { cause: err }), true);
-      const sent = (): void => this.resolve({ kind: 'sent' });
-      const pending = s.finish(undefined);
-      if (pending === undefined) sent();
-      else pending.then(sent, sent);
+      afterSettled(s.finish(undefined), () => this.resolve({ kind: 'sent' }));
       return;
     }
     this.#settle({ kind: 'failed', error: failure });
@@ -425,7 +422,6 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
     if (seq === undefined) return this.resolve(result);
     const capture = settle ? this.#capture : undefined;
     const meter = settle ? this.meter : undefined;
-    const done = (): void => this.resolve(result);
     // Joined only for those who read the whole answer (the meter, onResponseBody observers).
     const bytes = capture === undefined || (meter === undefined && this.rt.pipeline.onResponseBody === null) ? undefined : Buffer.concat(capture);
     if (capture !== undefined) {
@@ -446,8 +442,6 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
           return seq.finish(bytes);
         });
     }
-    pending ??= seq.finish(bytes);
-    if (pending === undefined) done();
-    else pending.then(done, done);
+    afterSettled(pending ?? seq.finish(bytes), () => this.resolve(result));
   }
 }
