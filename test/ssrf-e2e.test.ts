@@ -286,11 +286,9 @@ t.test('connection failures are upstream_unreachable without socket text (no por
   const gw = await guarded(t, undefined, '', { 'record-probe': probe.plugin as never });
   const mock = await startMock(t);
 
-  // A port with nothing listening: ECONNREFUSED.
-  const closed = net.createServer();
-  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-  const closedPort = (closed.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  // A port with nothing listening: ECONNREFUSED. Not an ephemeral port closed after use, which a
+  // test file running alongside can take in between: a low port no test listens on, checked first.
+  const closedPort = await refusingPort();
 
   // A server that resets every connection: ECONNRESET / socket closed.
   const resetter = net.createServer((socket) => socket.resetAndDestroy());
@@ -344,6 +342,19 @@ t.test('host and hop-by-hop headers are never forwarded (issue 11 item 8)', asyn
 });
 
 /** Waits for `find` to return something (onDone runs just after the client has its answer), at most 2 s. */
+/** A loopback port that refuses connections: below the ephemeral range, so no test's listen(0) takes it. */
+async function refusingPort(): Promise<number> {
+  for (const port of [9, 1, 7, 13, 19, 37]) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => { socket.destroy(); resolve(false); });
+      socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+    });
+    if (refused) return port;
+  }
+  throw new Error('every candidate port accepts connections');
+}
+
 async function waitFor<T>(find: () => T | undefined): Promise<T | undefined> {
   for (let i = 0; i < 100; i++) {
     const found = find();
