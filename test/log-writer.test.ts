@@ -8,7 +8,7 @@ import { open, type Key, type RootDatabase } from 'lmdb';
 import { tempDir } from './helpers/gateway.js';
 import { createLogger } from '../core/logger.js';
 import { openLogDb, type StoredLog } from '../plugins/logging/log-db.js';
-import { createLogWriter, type LogWriterOptions } from '../plugins/logging/log-writer.js';
+import { BATCH, createLogWriter, type LogWriterOptions } from '../plugins/logging/log-writer.js';
 import { LOG_INDEX_DB } from '../plugins/logging/log-index.js';
 import { logStats } from '../plugins/logging/stats.js';
 
@@ -68,13 +68,13 @@ t.test('batches handed over while a commit is in flight are all written, each ac
 
 t.test('a full batch leaves without waiting for the timer', async (t) => {
   const { db, writer } = setup(t);
-  for (let i = 0; i < 40; i++) writer.push(i);
+  for (let i = 0; i < BATCH + 8; i++) writer.push(i);
   const deadline = Date.now() + 5000;
-  while ([...db.getKeys({})].length < 32 && Date.now() < deadline) {
+  while ([...db.getKeys({})].length < BATCH && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 10));
     db.resetReadTxn();
   }
-  t.ok([...db.getKeys({})].length >= 32, 'the first 32 records are written with flush_ms a minute away');
+  t.ok([...db.getKeys({})].length >= BATCH, `the first ${BATCH} records are written with flush_ms a minute away`);
 });
 
 t.test('queue_max bounds the records queued here and in the thread together', async (t) => {
