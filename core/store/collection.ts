@@ -65,14 +65,8 @@ export interface Page<T> {
 
 type Key = string | Array<string>;
 
-/**
- * How long a version read is reused (see `version()`): how soon a write by another process sharing
- * the data dir (`server.workers`, a CLI command) is seen here. This process's own writes are seen
- * at once. A read costs little alone, but each one renews lmdb-js's read snapshot (and schedules
- * its reset): at 1 ms, one read every few requests cost the default pipeline 3 % of its CPU per
- * request in `bench/ab.sh`; at 10 ms it is one read per 40 requests at 4k req/s.
- */
-const VERSION_REUSE_MS = 10;
+/** How long a version read is reused (see `version()`). */
+const VERSION_REUSE_MS = 1;
 
 /** The meta key every collection's write bumps too: one read tells whether any collection changed. */
 const ANY_WRITE: Key = ['version', '*'];
@@ -80,7 +74,7 @@ const ANY_WRITE: Key = ['version', '*'];
 /**
  * The store-wide write counter as last read, shared by the collections of one meta database: a
  * request asks five or six collections for their version, and when none was written (the usual
- * case) that costs one LMDB read per {@link VERSION_REUSE_MS} instead of one per collection.
+ * case) that costs one LMDB read a millisecond instead of one per collection.
  */
 class WriteCounter {
   #value = 0;
@@ -179,7 +173,7 @@ export class Collection<T extends { id: string }> {
   /**
    * A memory-cached `getBy` for the hot path (auth, virtual keys). The cache is dropped whenever
    * the collection's version changed, including by another process sharing the env (seen within
-   * {@link VERSION_REUSE_MS}, see {@link version}).
+   * a millisecond, see {@link version}).
    */
   cachedBy(index: string, value: string): T | undefined {
     return this.#memo(`${index}\u0000${value}`, () => this.getBy(index, value));
