@@ -341,13 +341,15 @@ t.test('host and hop-by-hop headers are never forwarded (issue 11 item 8)', asyn
   t.equal(seen2['x-custom'], 'kept');
 });
 
-/** Waits for `find` to return something (onDone runs just after the client has its answer), at most 2 s. */
 /** A loopback port that refuses connections: below the ephemeral range, so no test's listen(0) takes it. */
 async function refusingPort(): Promise<number> {
   for (const port of [9, 1, 7, 13, 19, 37]) {
     const refused = await new Promise<boolean>((resolve) => {
       const socket = net.connect(port, '127.0.0.1');
-      socket.once('connect', () => { socket.destroy(); resolve(false); });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
       socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
     });
     if (refused) return port;
@@ -355,6 +357,7 @@ async function refusingPort(): Promise<number> {
   throw new Error('every candidate port accepts connections');
 }
 
+/** Waits for `find` to return something (onDone runs just after the client has its answer), at most 2 s. */
 async function waitFor<T>(find: () => T | undefined): Promise<T | undefined> {
   for (let i = 0; i < 100; i++) {
     const found = find();
