@@ -154,6 +154,41 @@ await store.close();
   t.equal(store.c.workspaces.cached(ws.id)?.slug, 'after', 'the by-id entry follows the write');
 });
 
+t.test('writes in an outer transaction elsewhere are seen at once, and so is a writer that died before signalling', async (t) => {
+  // Other processes learn of a write from the `<env>-writes` signal, rewritten once the write's
+  // outermost transaction has committed; without it they read LMDB at most once a second.
+  const { dir, store, ws } = storeWithWorkspace(t, 'one');
+  t.equal(store.c.workspaces.cachedBy('slug', 'one')?.id, ws.id);
+  const script = writeFile(
+    tempDir(),
+    'outer.mjs',
+    `${childPrelude()}
+const [dir, id, slug, how] = process.argv.slice(2);
+const store = openStore({ dir, log, env: {} });
+const now = new Date().toISOString();
+store.root.transactionSync(() => {
+  store.c.organisations.insert({ id: crypto.randomUUID(), name: 'other', created_at: now, last_updated_at: now });
+  store.c.workspaces.update(id, (w) => ({ ...w, slug }));
+});
+// 'die': gone right after the commit, before the signal's microtask could run.
+if (how === 'die') process.exit(0);
+await store.close();
+`,
+  );
+  t.equal((await runChild(script, [dir, ws.id, 'two', 'close'])).code, 0);
+  t.equal(store.c.workspaces.cachedBy('slug', 'one'), undefined, 'the outer transaction\'s write is seen on the next read');
+  t.equal(store.c.workspaces.cachedBy('slug', 'two')?.id, ws.id);
+
+  t.equal(store.c.workspaces.cached(ws.id)?.slug, 'two', 'cached by id');
+  t.equal((await runChild(script, [dir, ws.id, 'three', 'die'])).code, 0);
+  const started = performance.now();
+  while (store.c.workspaces.cached(ws.id)?.slug === 'two' && performance.now() - started < 5000) await new Promise((r) => setTimeout(r, 20));
+  const waited = performance.now() - started;
+  t.equal(store.c.workspaces.cached(ws.id)?.slug, 'three', 'an unsignalled write is seen too');
+  t.ok(waited < 2000, `within the signal's trust window (seen after ${Math.round(waited)} ms; bound 1000 ms, polled every 20 ms)`);
+  t.equal(store.c.workspaces.cachedBy('slug', 'two'), undefined, 'and the stale entry is gone');
+});
+
 t.test("a write to another collection elsewhere does not hide the next write to this one", async (t) => {
   // Collections skip reading their own counter while the store-wide one stands still: a write to
   // `organisations` moves it with `workspaces` unchanged, and the later rename must still be seen.

@@ -7,6 +7,7 @@
  *                                  [value]          → id        (unique)
  *   meta db      ["version", name] → n      bumped by every write; memory caches compare it
  *                ["version", "*"]  → n      bumped by every write of every collection (see version())
+ *   <env>-writes   8 random bytes, rewritten after every such write commits (see WriteSignal)
  *
  * Writes are synchronous transactions (`transactionSync`): they commit durably before returning
  * and roll back completely if the callback throws, so a failed write never leaves half a record
@@ -23,6 +24,8 @@
  * the before-image and ship the record to PostgreSQL. On the embedded default the observer is null
  * and a write pays one null check.
  */
+import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
 import { StoreErrors } from './errors.js';
 import { putCompanion, type Companion } from './companion.js';
@@ -68,41 +71,145 @@ type Key = string | Array<string>;
 /** How long a version read is reused (see `version()`). */
 const VERSION_REUSE_MS = 1;
 
+/**
+ * How long an unmoved {@link WriteSignal} is trusted without reading the counter from LMDB: the
+ * bound on how late a write is seen when its process died between its commit and its signal (or
+ * wrote without one). Reads at this pace cost nothing measurable.
+ */
+const SIGNAL_TRUST_MS = 1000;
+
 /** The meta key every collection's write bumps too: one read tells whether any collection changed. */
 const ANY_WRITE: Key = ['version', '*'];
 
 /**
+ * The store-wide write counter's cross-process signal: `<env>-writes`, 8 bytes that every write
+ * overwrites with random ones once its transaction has committed (every process and thread sharing
+ * the data dir does). Reading them is one `pread`, about 1 µs; reading the counter from LMDB costs
+ * about 10 µs when another thread has committed since (the log thread commits all the time under
+ * traffic), because lmdb-js renews its read snapshot for it. So the counter is read from LMDB only
+ * when the signal moved, and at least every {@link SIGNAL_TRUST_MS}.
+ *
+ * The signal is written in a microtask queued by the write: it runs once the synchronous code that
+ * wrote has returned, which is after the outermost `transactionSync` committed (a reader that sees
+ * the signal then reads the committed counter), and within the same turn of the event loop.
+ */
+class WriteSignal {
+  readonly #fd: number;
+  readonly #seen = Buffer.alloc(8);
+  readonly #read = Buffer.alloc(8);
+  #pending = false;
+  #closed = false;
+
+  private constructor(fd: number) {
+    this.#fd = fd;
+  }
+
+  /** The signal beside the env at `envPath`; null where the file cannot be opened (a read-only dir): then every read goes to LMDB. */
+  static open(envPath: string): WriteSignal | null {
+    let fd: number | undefined;
+    try {
+      fd = openSync(`${envPath}-writes`, constants.O_RDWR | constants.O_CREAT, 0o600);
+      // A new file: 8 bytes to compare from the start (a short one would read as moved every time).
+      if (fstatSync(fd).size < 8) writeSync(fd, randomBytes(8), 0, 8, 0);
+      return new WriteSignal(fd);
+    } catch {
+      if (fd !== undefined) closeSync(fd);
+      return null;
+    }
+  }
+
+  /** True when the signal changed since the last call (or cannot be read); it is then taken as seen. */
+  moved(): boolean {
+    if (this.#closed) return true;
+    try {
+      const n = readSync(this.#fd, this.#read, 0, 8, 0);
+      if (n === 8 && this.#read.equals(this.#seen)) return false;
+      this.#read.copy(this.#seen);
+      return true;
+    } catch {
+      return true;
+    }
+  }
+
+  /** Called inside a write's transaction: the signal moves once that transaction has committed. */
+  raise(): void {
+    if (this.#pending) return;
+    this.#pending = true;
+    queueMicrotask(() => this.#write());
+  }
+
+  #write(): void {
+    // Closed: the descriptor's number may already name another file (close wrote what was pending).
+    if (!this.#pending || this.#closed) return;
+    this.#pending = false;
+    try {
+      writeSync(this.#fd, randomBytes(8), 0, 8, 0);
+    } catch {
+      // A full or failing disk: readers still read LMDB every SIGNAL_TRUST_MS.
+    }
+  }
+
+  /** The store is closing, its writes committed: a signal still pending goes out now. */
+  close(): void {
+    if (this.#closed) return;
+    this.#write();
+    this.#closed = true;
+    closeSync(this.#fd);
+  }
+}
+
+/**
  * The store-wide write counter as last read, shared by the collections of one meta database: a
  * request asks five or six collections for their version, and when none was written (the usual
- * case) that costs one LMDB read a millisecond instead of one per collection.
+ * case) that costs one signal read a millisecond instead of an LMDB read per collection.
  */
 class WriteCounter {
   #value = 0;
+  /** When the signal (or, without one, LMDB) was last asked. */
+  #checkedAt = -Infinity;
+  /** When the counter was last read from LMDB. */
   #readAt = -Infinity;
-  constructor(readonly meta: Database<number, Key>) {}
+  constructor(
+    readonly meta: Database<number, Key>,
+    readonly signal: WriteSignal | null,
+  ) {}
 
-  /** The counter, read at most once per {@link VERSION_REUSE_MS}. */
+  /** The counter, checked at most once per {@link VERSION_REUSE_MS}. */
   current(now: number): number {
-    if (now - this.#readAt >= VERSION_REUSE_MS) {
-      this.#value = this.meta.get(ANY_WRITE) ?? 0;
-      this.#readAt = now;
-    }
+    if (now - this.#checkedAt < VERSION_REUSE_MS) return this.#value;
+    this.#checkedAt = now;
+    // The signal is read before the counter: a write committed after that read moves it again.
+    if (this.signal !== null && !this.signal.moved() && now - this.#readAt < SIGNAL_TRUST_MS) return this.#value;
+    this.#value = this.meta.get(ANY_WRITE) ?? 0;
+    this.#readAt = now;
     return this.#value;
   }
 
-  /** Inside a write's transaction: the next read sees it at once in this process. */
+  /** Inside a write's transaction: the next read sees it at once in this process, and the others are signalled. */
   bump(): void {
     this.meta.putSync(ANY_WRITE, (this.meta.get(ANY_WRITE) ?? 0) + 1);
+    this.#checkedAt = -Infinity;
     this.#readAt = -Infinity;
+    this.signal?.raise();
   }
 }
 
 const counters = new WeakMap<Database<number, Key>, WriteCounter>();
 
-function writeCounter(meta: Database<number, Key>): WriteCounter {
+function writeCounter(root: RootDatabase, meta: Database<number, Key>): WriteCounter {
   let counter = counters.get(meta);
-  if (counter === undefined) counters.set(meta, (counter = new WriteCounter(meta)));
+  if (counter === undefined) counters.set(meta, (counter = new WriteCounter(meta, WriteSignal.open(envPath(root)))));
   return counter;
+}
+
+/** The path lmdb-js opened the env at (it keeps it on the database; its typings do not say so). */
+function envPath(root: RootDatabase): string {
+  return (root as unknown as { path: string }).path;
+}
+
+/** Closes the write signal of the collections over `meta` (the store is closing). */
+export function closeWriteSignal(meta: Database<number, Key>): void {
+  counters.get(meta)?.signal?.close();
 }
 
 /**
@@ -133,7 +240,7 @@ export class Collection<T extends { id: string }> {
     this.name = def.name;
     this.#root = root;
     this.#meta = meta;
-    this.#writes = writeCounter(meta);
+    this.#writes = writeCounter(root, meta);
     this.#db = root.openDB<T, string>({ name: def.name });
     this.#indexes = Object.entries(def.indexes ?? {}).map(([name, idx]) => ({
       name,
@@ -206,7 +313,8 @@ export class Collection<T extends { id: string }> {
   /**
    * The collection's write counter. A read is reused for {@link VERSION_REUSE_MS}: a request's
    * hooks ask several times, and a write elsewhere is then seen within a millisecond instead of
-   * costing an LMDB read per question. A write through this collection is seen at once.
+   * costing a check per question (a write whose process died before signalling it, within
+   * {@link SIGNAL_TRUST_MS}). A write through this collection is seen at once.
    *
    * The collection's own counter is read only when the store-wide one moved since it was last
    * read. Every write bumps the store-wide counter with or after its collection's, and that one is

@@ -9,7 +9,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { Collection, type CollectionDefinition } from './collection.js';
+import { Collection, closeWriteSignal, type CollectionDefinition } from './collection.js';
 import { createCapacity, type StoreCapacity } from './capacity.js';
 import { guardCommitFailures } from './write-failures.js';
 import { createSecretBox, loadMasterKey, type SecretBox } from './secrets.js';
@@ -177,6 +177,7 @@ export function openStore(options: OpenStoreOptions): Store {
     async close() {
       capacity.close();
       await store.replica?.close();
+      closeWriteSignal(meta as unknown as Database<number, string | string[]>);
       await root.close();
       await options.distributed?.close();
     },
