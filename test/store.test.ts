@@ -133,22 +133,39 @@ function storeWithWorkspace(t: Test, slug: string) {
 const childPrelude = (): string => `import { openStore } from ${JSON.stringify(storeModule)};
 const log = { debug() {}, info() {}, warn() {}, error() {}, child() { return log; }, level: 'silent' };`;
 
+/**
+ * A child process that writes to the store at `dir` and exits: `org <id>` inserts an organisation,
+ * `rename <id> <slug>` renames a workspace, `outer <id> <slug>` does both in one outer transaction,
+ * and `outer-die <id> <slug>` then exits at once, before the write signal's microtask can run.
+ */
+function storeWriter(): string {
+  return writeFile(
+    tempDir(),
+    'write.mjs',
+    `${childPrelude()}
+const [dir, what, id, slug] = process.argv.slice(2);
+const store = openStore({ dir, log, env: {} });
+const now = new Date().toISOString();
+const org = () => store.c.organisations.insert({ id: what === 'org' ? id : crypto.randomUUID(), name: 'other', created_at: now, last_updated_at: now });
+const rename = () => store.c.workspaces.update(id, (w) => ({ ...w, slug }));
+if (what === 'org') org();
+else if (what === 'rename') rename();
+else store.root.transactionSync(() => {
+  org();
+  rename();
+});
+if (what === 'outer-die') process.exit(0);
+await store.close();
+`,
+  );
+}
+
 t.test('a memory cache sees another process\'s write at once', async (t) => {
   const { dir, store, ws } = storeWithWorkspace(t, 'before');
   t.equal(store.c.workspaces.cachedBy('slug', 'before')?.id, ws.id, 'cached');
   t.equal(store.c.workspaces.cached(ws.id)?.slug, 'before', 'cached by id too');
   t.equal(store.c.workspaces.cached('no-such-id'), undefined, 'a miss is cached as a miss');
-  const script = writeFile(
-    tempDir(),
-    'rename.mjs',
-    `${childPrelude()}
-const [dir, id] = process.argv.slice(2);
-const store = openStore({ dir, log, env: {} });
-store.c.workspaces.update(id, (w) => ({ ...w, slug: 'after' }));
-await store.close();
-`,
-  );
-  t.equal((await runChild(script, [dir, ws.id])).code, 0);
+  t.equal((await runChild(storeWriter(), [dir, 'rename', ws.id, 'after'])).code, 0);
   t.equal(store.c.workspaces.cachedBy('slug', 'before'), undefined, 'the stale entry is gone');
   t.equal(store.c.workspaces.cachedBy('slug', 'after')?.id, ws.id);
   t.equal(store.c.workspaces.cached(ws.id)?.slug, 'after', 'the by-id entry follows the write');
@@ -159,28 +176,13 @@ t.test('writes in an outer transaction elsewhere are seen at once, and so is a w
   // outermost transaction has committed; without it they read LMDB at most once a second.
   const { dir, store, ws } = storeWithWorkspace(t, 'one');
   t.equal(store.c.workspaces.cachedBy('slug', 'one')?.id, ws.id);
-  const script = writeFile(
-    tempDir(),
-    'outer.mjs',
-    `${childPrelude()}
-const [dir, id, slug, how] = process.argv.slice(2);
-const store = openStore({ dir, log, env: {} });
-const now = new Date().toISOString();
-store.root.transactionSync(() => {
-  store.c.organisations.insert({ id: crypto.randomUUID(), name: 'other', created_at: now, last_updated_at: now });
-  store.c.workspaces.update(id, (w) => ({ ...w, slug }));
-});
-// 'die': gone right after the commit, before the signal's microtask could run.
-if (how === 'die') process.exit(0);
-await store.close();
-`,
-  );
-  t.equal((await runChild(script, [dir, ws.id, 'two', 'close'])).code, 0);
+  const writer = storeWriter();
+  t.equal((await runChild(writer, [dir, 'outer', ws.id, 'two'])).code, 0);
   t.equal(store.c.workspaces.cachedBy('slug', 'one'), undefined, 'the outer transaction\'s write is seen on the next read');
   t.equal(store.c.workspaces.cachedBy('slug', 'two')?.id, ws.id);
 
   t.equal(store.c.workspaces.cached(ws.id)?.slug, 'two', 'cached by id');
-  t.equal((await runChild(script, [dir, ws.id, 'three', 'die'])).code, 0);
+  t.equal((await runChild(writer, [dir, 'outer-die', ws.id, 'three'])).code, 0);
   const started = performance.now();
   while (store.c.workspaces.cached(ws.id)?.slug === 'two' && performance.now() - started < 5000) await new Promise((r) => setTimeout(r, 20));
   const waited = performance.now() - started;
@@ -194,21 +196,10 @@ t.test("a write to another collection elsewhere does not hide the next write to 
   // `organisations` moves it with `workspaces` unchanged, and the later rename must still be seen.
   const { dir, store, ws } = storeWithWorkspace(t, 'first');
   t.equal(store.c.workspaces.cachedBy('slug', 'first')?.id, ws.id);
-  const script = writeFile(
-    tempDir(),
-    'write.mjs',
-    `${childPrelude()}
-const [dir, what, id] = process.argv.slice(2);
-const store = openStore({ dir, log, env: {} });
-const now = new Date().toISOString();
-if (what === 'org') store.c.organisations.insert({ id, name: 'other', created_at: now, last_updated_at: now });
-else store.c.workspaces.update(id, (w) => ({ ...w, slug: 'second' }));
-await store.close();
-`,
-  );
-  t.equal((await runChild(script, [dir, 'org', uuidv7()])).code, 0);
+  const writer = storeWriter();
+  t.equal((await runChild(writer, [dir, 'org', uuidv7()])).code, 0);
   t.equal(store.c.workspaces.cachedBy('slug', 'first')?.id, ws.id, 'an unrelated write leaves the record as it was');
-  t.equal((await runChild(script, [dir, 'ws', ws.id])).code, 0);
+  t.equal((await runChild(writer, [dir, 'rename', ws.id, 'second'])).code, 0);
   t.equal(store.c.workspaces.cachedBy('slug', 'first'), undefined, 'the rename after it is seen');
   t.equal(store.c.workspaces.cachedBy('slug', 'second')?.id, ws.id);
   // And a write in this process is seen at once by the collection that made it.
