@@ -84,6 +84,11 @@ export class GatewayContext {
   optionPath = 'config';
   retryCount = 0;
   cacheStatus = 'DISABLED';
+  /**
+   * The core's record of the plugins (by pipeline index) whose hook returned `PASS` for this
+   * request: their later hooks are skipped (core/pipeline.ts). Plugins return `PASS` instead.
+   */
+  passed: boolean[] | undefined = undefined;
   /** Headers plugins add to the response (e.g. `x-ratelimit-*`). */
   readonly responseHeaders: Record<string, string> = {};
   /** The status sent to the client once known. */

@@ -1,7 +1,7 @@
 /**
  * The public surface of the core. Plugins import from here only, never from core internals.
  */
-export { definePlugin } from './plugin.js';
+export { definePlugin, PASS } from './plugin.js';
 export type {
   PluginDefinition,
   PluginHooks,

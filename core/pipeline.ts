@@ -7,7 +7,7 @@
  * Hooks are synchronous on the fast path: a promise is awaited only when a hook returns one.
  */
 import type { GatewayContext, Outcome } from './context.js';
-import type { PluginHooks, RouteDefinition, Step } from './plugin.js';
+import { PASS, type PluginHooks, type RouteDefinition, type Step } from './plugin.js';
 import { isReply, type Reply } from './reply.js';
 import { Errors, GatewayError, isGatewayError, toGatewayError } from './errors.js';
 
@@ -119,8 +119,17 @@ function failure(ctx: GatewayContext, entry: { plugin: string; index: number }, 
   return { index: entry.index, plugin: entry.plugin, reply: undefined, error };
 }
 
+/** True when `entry`'s plugin returned PASS earlier in this request: its hooks are skipped. */
+export function passed(ctx: GatewayContext, entry: { index: number }): boolean {
+  return ctx.passed !== undefined && ctx.passed[entry.index] === true;
+}
+
 function verdict(ctx: GatewayContext, entry: Entry<unknown>, value: unknown): Stop | undefined {
   if (value === undefined) return undefined;
+  if (value === PASS) {
+    (ctx.passed ??= [])[entry.index] = true;
+    return undefined;
+  }
   if (isReply(value)) return { index: entry.index, plugin: entry.plugin, reply: value, error: undefined };
   // A hook returning something else is a programming error in the plugin: say so, do not guess.
   return failure(ctx, entry, new TypeError(`hook of plugin "${entry.plugin}" returned a value that is not a reply`));
@@ -138,6 +147,7 @@ export function runHooks<F extends (...args: never[]) => unknown>(
 ): Stop | undefined | Promise<Stop | undefined> {
   for (let i = from; i < entries.length; i++) {
     const entry = entries[i]!;
+    if (passed(ctx, entry)) continue;
     let result: unknown;
     try {
       result = call(entry.fn);
@@ -178,6 +188,7 @@ export function runObservers<F extends (...args: never[]) => unknown>(
   if (entries === null) return undefined;
   for (let i = from; i < entries.length; i++) {
     const entry = entries[i]!;
+    if (passed(ctx, entry)) continue;
     try {
       const result = call(entry.fn);
       if (isPromise(result)) {
@@ -250,6 +261,7 @@ async function runDone(entries: NonNullable<Pipeline['onDone']>, requests: DoneB
     let waiting: Array<Promise<unknown>> | undefined;
     for (let i = 0; i < requests.length; i += 2) {
       const ctx = requests[i] as GatewayContext;
+      if (passed(ctx, entry)) continue;
       try {
         const result = entry.fn(ctx, requests[i + 1] as Outcome);
         if (isPromise(result)) (waiting ??= []).push(result.then(undefined, (err: unknown) => observerFailed(ctx, entry, err)));

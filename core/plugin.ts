@@ -42,8 +42,16 @@ import type { Dispatcher } from 'undici';
 import type { ModelRoute } from './routes.js';
 import type { UpgradeRoute } from './upgrade.js';
 
-/** A hook's verdict: nothing to go on, a {@link Reply} to answer now. */
-export type Step = Reply | void | undefined;
+/**
+ * Returned by a request-phase hook (or `onResponseHeaders`): this plugin has nothing to do for
+ * this request. The request goes on, and none of the plugin's later hooks runs for it, `onDone`
+ * included, so a plugin that is idle for most requests costs one early decision instead of a call
+ * at every phase (the cache with no cache config, guardrails with none to check).
+ */
+export const PASS: unique symbol = Symbol('gateway.pass');
+
+/** A hook's verdict: nothing to go on, a {@link Reply} to answer now, or {@link PASS}. */
+export type Step = Reply | typeof PASS | void | undefined;
 export type MaybePromise<T> = T | Promise<T>;
 
 /** One upstream attempt as the router is about to send it. Hooks may edit `headers`. */

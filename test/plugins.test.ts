@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import { request } from 'undici';
-import { definePlugin, type PluginDefinition, type PluginHooks } from '../core/plugin.js';
+import { definePlugin, PASS, type PluginDefinition, type PluginHooks } from '../core/plugin.js';
 import { reply } from '../core/reply.js';
 import { defineError } from '../core/errors.js';
 import type { Outcome } from '../core/context.js';
@@ -129,6 +129,57 @@ t.test('a plugin that throws gives a 500 in the error shape, logged with its nam
 
   const ok = await sdk(gw, mock).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'still alive' }] });
   t.equal(ok.choices[0]?.message.content, 'Mock reply to: still alive');
+});
+
+t.test('a hook that returns PASS: the plugin\'s later hooks skip that request, the others run, the answer is whole', async (t) => {
+  const mock = await startMock(t);
+  const journal: string[] = [];
+  // `idle` has every hook; its onRequestBody passes when the request says so (`x-idle: sync|async`).
+  const idle = definePlugin({
+    name: 'idle',
+    setup: () => ({
+      onRequest: () => void journal.push('onRequest:idle'),
+      onRequestBody(ctx) {
+        journal.push('onRequestBody:idle');
+        const how = ctx.headers['x-idle'];
+        if (how === 'sync') return PASS;
+        if (how === 'async') return Promise.resolve(PASS);
+        return undefined;
+      },
+      onUpstreamRequest: () => void journal.push('onUpstreamRequest:idle'),
+      onUpstreamResponse: () => void journal.push('onUpstreamResponse:idle'),
+      onResponseHeaders: () => void journal.push('onResponseHeaders:idle'),
+      onResponseChunk: () => void journal.push('onResponseChunk:idle'),
+      onResponseStreamEnd: () => void journal.push('onResponseStreamEnd:idle'),
+      onResponseBody: () => void journal.push('onResponseBody:idle'),
+      onResponseEnd: () => void journal.push('onResponseEnd:idle'),
+      onDone: () => void journal.push('onDone:idle'),
+    }),
+  }) as PluginDefinition<never>;
+  const gw = await startGateway(t, { yaml: 'pipeline: [a, idle, c]\n', plugins: { a: recorder('a', journal), idle, c: recorder('c', journal) } });
+  const call = async (headers: Record<string, string>, body = chat): Promise<{ text: string; hooks: string[] }> => {
+    journal.length = 0;
+    const res = await request(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...direct(mock), 'content-type': 'application/json', ...headers }, body });
+    t.equal(res.statusCode, 200);
+    const text = await res.body.text();
+    await waitFor(() => journal.filter((j) => j.startsWith('onDone:c')).length === 1);
+    await new Promise((r) => setTimeout(r, 20)); // an onDone of idle would have run in the same batch
+    return { text, hooks: journal.filter((j) => j.endsWith(':idle')) };
+  };
+  const everyHook = ['onRequest:idle', 'onRequestBody:idle', 'onUpstreamRequest:idle', 'onUpstreamResponse:idle', 'onResponseHeaders:idle', 'onResponseBody:idle', 'onResponseEnd:idle', 'onDone:idle'];
+  t.same((await call({})).hooks, everyHook, 'without PASS every hook runs');
+  for (const how of ['sync', 'async']) {
+    const passed = await call({ 'x-idle': how });
+    t.same(passed.hooks, ['onRequest:idle', 'onRequestBody:idle'], `${how} PASS: none of the plugin's later hooks ran`);
+    t.match(passed.text, /Mock reply to: hi/, `${how} PASS: the answer is whole`);
+    t.ok(journal.includes('onResponseEnd:a') && journal.includes('onResponseEnd:c') && journal.includes('onDone:a:200'), `${how} PASS: the other plugins' hooks ran`);
+  }
+  t.same((await call({})).hooks, everyHook, 'the next request without PASS runs every hook again');
+  const streamed = await call({ 'x-idle': 'sync' }, JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }));
+  t.same(streamed.hooks, ['onRequest:idle', 'onRequestBody:idle'], 'a stream: no onResponseChunk or onResponseStreamEnd after PASS');
+  t.match(streamed.text, /data: \[DONE\]/, 'and the stream reached its end');
+  const full = await call({}, JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }));
+  t.ok(full.hooks.includes('onResponseChunk:idle') && full.hooks.includes('onResponseStreamEnd:idle'), 'a stream without PASS shows its events');
 });
 
 t.test('body edits reach the upstream; chunk hooks edit and drop stream events', async (t) => {

@@ -23,7 +23,7 @@ import type { GatewayContext } from '../context.js';
 import type { EventStream, ResponseHead } from '../plugin.js';
 import type { ResponseWriter } from '../response-writer.js';
 import type { Runtime } from '../runtime.js';
-import { runHooks, runObservers, upTo, type EventStage, type Stop } from '../pipeline.js';
+import { passed, runHooks, runObservers, upTo, type EventStage, type Stop } from '../pipeline.js';
 import { reply as makeReply, type Reply } from '../reply.js';
 import { Errors, isGatewayError, toGatewayError, type GatewayError } from '../errors.js';
 import { serializeSse, type SseEvent } from '../sse/sse-parser.js';
@@ -360,7 +360,10 @@ export class ResponseSequencer {
       for (const e of events) text += serializeSse(e);
       return this.write(text);
     }
-    if (this.#stages === undefined) this.#stages = defs.map((def, i) => new Stage(this, i, def));
+    if (this.#stages === undefined) {
+      const ctx = this.#ctx;
+      this.#stages = (ctx.passed === undefined ? defs : defs.filter((def) => !passed(ctx, def))).map((def, i) => new Stage(this, i, def));
+    }
     if (this.#waits > 0) {
       if (this.#inbox === NONE) this.#inbox = [];
       for (const e of events) this.#inbox.push(e);

@@ -14,7 +14,7 @@
  * Valkey GET (a miss when Valkey cannot answer).
  */
 import { performance } from 'node:perf_hooks';
-import { actingWorkspace, headerString, reply, type GatewayApp, type GatewayContext, type Reply, type Step, type UpstreamAttempt } from '../../core/index.js';
+import { actingWorkspace, headerString, PASS, reply, type GatewayApp, type GatewayContext, type Reply, type Step, type UpstreamAttempt } from '../../core/index.js';
 import { cacheKey, keyBody, partitionKey, type KeyParts } from './key.js';
 import { semanticInput } from './prompt-text.js';
 import { EntryStore, type CacheEntry } from './entry-store.js';
@@ -183,9 +183,11 @@ export function createLookup(deps: LookupDeps): (ctx: GatewayContext, attempt: U
   }
 
   return function cacheLookup(ctx: GatewayContext, attempt: UpstreamAttempt): Step | Promise<Step> {
-    if (ctx.route.kind !== 'model' || ctx.body === undefined) return;
+    // Nothing to cache for this request (no cache config; not a model call): none of this
+    // plugin's later hooks need to run for it. The config is the request's, the same at every attempt.
+    if (ctx.route.kind !== 'model' || ctx.body === undefined) return PASS;
     const settings = settingsOf(ctx, options);
-    if (settings === undefined) return;
+    if (settings === undefined) return PASS;
     const target = attempt.target;
     const body = keyBody(ctx.body, target.overrideParams);
     const stream = ctx.wantsStream;

@@ -27,6 +27,7 @@ import {
   adminRoutes,
   definePlugin,
   optionalService,
+  PASS,
   reply,
   type EventStream,
   type GatewayContext,
@@ -385,7 +386,9 @@ export default definePlugin<GuardrailsOptions>({
       onRequestBody(ctx) {
         if (ctx.route.kind !== 'model' || !INPUT_ROUTES.has(ctx.route.name) || ctx.body === undefined) return;
         const plan = resolver.resolve(ctx, actingWorkspace(app, ctx));
-        if (plan === undefined) return;
+        // No guardrail applies to this model call (nor to any text of it: textGuardrails resolves
+        // the same): none of this plugin's later hooks has anything to do for it.
+        if (plan === undefined) return PASS;
         const state: RequestState = { plan, results: { before_request_hooks: [], after_request_hooks: [] }, later: [], inputBeforeRouting: false, ranInput: undefined, outputDone: false, stream: undefined };
         ctx.set('guardrailState', state);
         ctx.set('guardrailResults', state.results);

@@ -20,7 +20,7 @@
  * after `retention_days` (a sweep runs every ten minutes). Embedded mode keeps them in LMDB;
  * distributed mode in PostgreSQL, shared by every host (records.ts, pg-records.ts).
  */
-import { actingWorkspace, definePlugin, inputItems, type GatewayContext, type MaybePromise, type SseEvent, type Step } from '../../core/index.js';
+import { actingWorkspace, definePlugin, inputItems, PASS, type GatewayContext, type MaybePromise, type SseEvent, type Step } from '../../core/index.js';
 import { ResponsesStoreErrors } from './errors.js';
 import { answerLookup, matchLookup } from './lookup.js';
 import { conversation, ResponseRecords, type KeptResponses } from './records.js';
@@ -119,7 +119,9 @@ export default definePlugin<ResponsesStoreOptions>({
       /** A kept response read or deleted through the pass-through paths. */
       onRequest: function answerKept(ctx: GatewayContext): MaybePromise<Step> {
         const lookup = matchLookup(ctx);
-        return lookup === undefined ? undefined : lookupKept(ctx, lookup);
+        if (lookup !== undefined) return lookupKept(ctx, lookup);
+        // A model call that is not a Responses call: nothing for this plugin's later hooks to do.
+        return ctx.route.kind === 'model' && ctx.route.name !== 'responses' ? PASS : undefined;
       },
       /** A Responses call: the conversation it continues, and whether its answer is kept. */
       onRequestBody: function prepareTurn(ctx: GatewayContext): MaybePromise<Step> {
