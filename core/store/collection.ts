@@ -198,13 +198,17 @@ const counters = new WeakMap<Database<number, Key>, WriteCounter>();
 
 function writeCounter(root: RootDatabase, meta: Database<number, Key>): WriteCounter {
   let counter = counters.get(meta);
-  if (counter === undefined) counters.set(meta, (counter = new WriteCounter(meta, WriteSignal.open(envPath(root)))));
+  if (counter === undefined) {
+    const path = envPath(root);
+    counters.set(meta, (counter = new WriteCounter(meta, path === undefined ? null : WriteSignal.open(path))));
+  }
   return counter;
 }
 
-/** The path lmdb-js opened the env at (it keeps it on the database; its typings do not say so). */
-function envPath(root: RootDatabase): string {
-  return (root as unknown as { path: string }).path;
+/** The path lmdb-js opened the env at (it keeps it on the database; its typings do not say so), if it does. */
+function envPath(root: RootDatabase): string | undefined {
+  const path = (root as unknown as { path?: unknown }).path;
+  return typeof path === 'string' && path.length > 0 ? path : undefined;
 }
 
 /** Closes the write signal of the collections over `meta` (the store is closing). */
