@@ -24,7 +24,7 @@
  * the before-image and ship the record to PostgreSQL. On the embedded default the observer is null
  * and a write pays one null check.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, watch, writeSync, type FSWatcher } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
 import { StoreErrors } from './errors.js';
@@ -92,6 +92,14 @@ const ANY_WRITE: Key = ['version', '*'];
  * The signal is written in a microtask queued by the write: it runs once the synchronous code that
  * wrote has returned, which is after the outermost `transactionSync` committed (a reader that sees
  * the signal then reads the committed counter), and within the same turn of the event loop.
+ *
+ * The file is also watched (inotify): while no change was reported, a check costs no system call
+ * at all. A system call costs more in place than its 1 µs alone (B/A about 0.97 for the checks it
+ * saves, one a millisecond under load). The kernel queues the change event when the bytes are
+ * written, before the writer answers anyone, so a request that follows the write arrives on this
+ * event loop after the event and is served after it: a key revoked elsewhere is still refused on
+ * the next request. Where the file cannot be watched (inotify's limit reached, say) every check
+ * reads the file.
  */
 class WriteSignal {
   readonly #fd: number;
@@ -99,9 +107,31 @@ class WriteSignal {
   readonly #read = Buffer.alloc(8);
   #pending = false;
   #closed = false;
+  /** Null when the file is not watched: then every check reads it. */
+  #watcher: FSWatcher | null = null;
+  /** A change was reported since the last check (or nothing is known yet). */
+  #changed = true;
 
   private constructor(fd: number) {
     this.#fd = fd;
+  }
+
+  #watch(file: string): void {
+    try {
+      const watcher = watch(file, { persistent: false }, () => {
+        this.#changed = true;
+      });
+      watcher.on('error', () => this.#unwatch());
+      this.#watcher = watcher;
+    } catch {
+      // No watch (inotify's limit reached, say): every check reads the file.
+    }
+  }
+
+  #unwatch(): void {
+    this.#watcher?.close();
+    this.#watcher = null;
+    this.#changed = true;
   }
 
   /** The signal beside the env at `envPath`; null where the file cannot be opened (a read-only dir): then every read goes to LMDB. */
@@ -111,7 +141,9 @@ class WriteSignal {
       fd = openSync(`${envPath}-writes`, constants.O_RDWR | constants.O_CREAT, 0o600);
       // A new file: 8 bytes to compare from the start (a short one would read as moved every time).
       if (fstatSync(fd).size < 8) writeSync(fd, randomBytes(8), 0, 8, 0);
-      return new WriteSignal(fd);
+      const signal = new WriteSignal(fd);
+      signal.#watch(`${envPath}-writes`);
+      return signal;
     } catch {
       if (fd !== undefined) closeSync(fd);
       return null;
@@ -121,6 +153,10 @@ class WriteSignal {
   /** True when the signal changed since the last call (or cannot be read); it is then taken as seen. */
   moved(): boolean {
     if (this.#closed) return true;
+    if (this.#watcher !== null) {
+      if (!this.#changed) return false;
+      this.#changed = false;
+    }
     try {
       const n = readSync(this.#fd, this.#read, 0, 8, 0);
       if (n === 8 && this.#read.equals(this.#seen)) return false;
@@ -154,6 +190,7 @@ class WriteSignal {
     if (this.#closed) return;
     this.#write();
     this.#closed = true;
+    this.#unwatch();
     closeSync(this.#fd);
   }
 }
