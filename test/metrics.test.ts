@@ -279,6 +279,24 @@ t.test('a thousand models: bounded series, nothing lost', async (t) => {
   t.equal(value(samples, 'gateway_overhead_duration_seconds_bucket', { le: '0.00025' }), 0);
 });
 
+t.test('a label set seen again counts where it counted first, admitted or folded, after the hot path\'s memo started over', async (t) => {
+  // Cap 2: prompt and completion of model a are admitted; every other model folds into other.
+  // The memo of raw values holds 4 × 2 sets, so ten models make it start over once.
+  const m = createRequestMetrics(2);
+  const models = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'];
+  for (const model of models) m.record(fakeRecord(model));
+  for (let i = 0; i < 3; i++) {
+    m.record(fakeRecord('a'));
+    m.record(fakeRecord('c'));
+  }
+  const samples = parseExposition(await m.registry.metrics());
+  t.equal(samples.filter((s) => s.name === 'gateway_tokens_total').length, 4, 'a and other, prompt and completion');
+  t.equal(value(samples, 'gateway_tokens_total', { type: 'prompt', model: 'a', provider: 'openai' }), 40);
+  t.equal(value(samples, 'gateway_tokens_total', { type: 'prompt', model: 'other', provider: 'other' }), 120);
+  t.equal(value(samples, 'gateway_cost_cents_total'), 16 * 0.25);
+  t.equal(value(samples, 'gateway_requests_total', { route: 'chat.completions', status: '200', provider: 'openai' }), 16);
+});
+
 t.test('stream overhead: time to first byte minus upstream, not the whole stream', async (t) => {
   const m = createRequestMetrics(10);
   m.record(fakeRecord('m', { stream: true, latency: { total_ms: 8000, upstream_ms: 300, gateway_ms: 7700, ttfb_ms: 300.2 } }));

@@ -266,6 +266,13 @@ function oversized(key: string): boolean {
   return key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES;
 }
 
+/** Remembers what a lookup found (a miss too, as null) and returns it; past 10,000 entries a cache starts over. */
+function remember<T>(cache: Map<string, T | null>, key: string, found: T | undefined): T | undefined {
+  if (cache.size > 10_000) cache.clear();
+  cache.set(key, found ?? null);
+  return found;
+}
+
 export class Collection<T extends { id: string }> {
   readonly name: string;
   readonly #root: RootDatabase;
@@ -273,7 +280,9 @@ export class Collection<T extends { id: string }> {
   readonly #meta: Database<number, Key>;
   readonly #writes: WriteCounter;
   readonly #indexes: Array<{ name: string; def: IndexDefinition<T>; db: Database<unknown, Key> }>;
+  /** `cached` by id, and `cachedBy` per index by value (no key string built per lookup). */
   readonly #cache = new Map<string, T | null>();
+  readonly #cacheBy = new Map<string, Map<string, T | null>>();
   #cacheVersion = -1;
   #observer: WriteObserver | null = null;
 
@@ -324,29 +333,25 @@ export class Collection<T extends { id: string }> {
    * a millisecond, see {@link version}).
    */
   cachedBy(index: string, value: string): T | undefined {
-    return this.#memo(`${index}\u0000${value}`, () => this.getBy(index, value));
+    this.#syncCache();
+    let cache = this.#cacheBy.get(index);
+    if (cache === undefined) this.#cacheBy.set(index, (cache = new Map()));
+    const hit = cache.get(value);
+    return hit !== undefined ? (hit ?? undefined) : remember(cache, value, this.getBy(index, value));
   }
 
   /** A memory-cached `get` for the hot path (budgets, policies), consistent like {@link cachedBy}. Never mutate the result. */
   cached(id: string): T | undefined {
-    return this.#memo(id, () => this.get(id));
-  }
-
-  /** One cache for both lookups: ids never contain NUL, so their keys cannot collide. Misses are cached too. */
-  #memo(key: string, load: () => T | undefined): T | undefined {
     this.#syncCache();
-    const hit = this.#cache.get(key);
-    if (hit !== undefined) return hit ?? undefined;
-    const found = load();
-    if (this.#cache.size > 10_000) this.#cache.clear();
-    this.#cache.set(key, found ?? null);
-    return found;
+    const hit = this.#cache.get(id);
+    return hit !== undefined ? (hit ?? undefined) : remember(this.#cache, id, this.get(id));
   }
 
   #syncCache(): void {
     const version = this.version();
     if (version !== this.#cacheVersion) {
       this.#cache.clear();
+      this.#cacheBy.clear();
       this.#cacheVersion = version;
     }
   }

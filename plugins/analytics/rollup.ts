@@ -106,6 +106,10 @@ interface Pending extends PendingBucket {
 export type RollupWrite = (batch: PendingBucket[]) => Promise<void>;
 
 export const minuteOf = (ms: number): number => Math.floor(ms / 60_000);
+
+function sameBucket(key: BucketKey, workspace: string, minute: number, provider: string, model: string, status: number, cache: string, apiKey: string, metadata: string): boolean {
+  return key[1] === minute && key[4] === status && key[0] === workspace && key[2] === provider && key[3] === model && key[5] === cache && key[6] === apiKey && key[7] === metadata;
+}
 export const hourOf = (minute: number): number => minute - (minute % 60);
 
 export function createRollup(root: RootDatabase, dbs: BucketDbs, options: RollupOptions, log: Logger): Rollup {
@@ -132,6 +136,11 @@ export function lmdbWrite(root: RootDatabase, dbs: BucketDbs): RollupWrite {
 /** The in-memory fold of a process, flushed through `write` (LMDB, or PostgreSQL in distributed mode). */
 export function createRollupWith(write: RollupWrite, options: RollupOptions, log: Logger): Rollup {
   let pending = new Map<string, Pending>();
+  /**
+   * The bucket the previous request went to, if still pending: steady traffic goes to the same
+   * bucket request after request, and finding it by its fields builds no identity string.
+   */
+  let last: Pending | undefined;
   /** Distinct metadata sets per `workspace minute` in this process (the cardinality bound). */
   let metadataSets = new Map<string, Set<string>>();
   let timer: NodeJS.Timeout | undefined;
@@ -157,6 +166,7 @@ export function createRollupWith(write: RollupWrite, options: RollupOptions, log
     if (pending.size === 0) return writing;
     const batch = [...pending.values()];
     pending = new Map();
+    last = undefined;
     // Only the current minute can still get new metadata sets; older slots are done.
     const current = minuteOf(Date.now());
     const kept = new Map<string, Set<string>>();
@@ -180,13 +190,17 @@ export function createRollupWith(write: RollupWrite, options: RollupOptions, log
       const model = facts.model ?? (record.model ?? '').slice(0, 128);
       const apiKey = record.api_key_id ?? '';
       const metadata = metadataOf(record, workspace, minute);
-      // The bucket's identity, length-prefixed so that no two keys collide; the key array itself
-      // is made only for a new bucket.
-      const id = `${workspace.length}:${workspace}${minute}|${provider.length}:${provider}${model.length}:${model}${record.status}|${record.cache_status}|${apiKey.length}:${apiKey}${metadata}`;
-      let entry = pending.get(id);
+      let entry = last !== undefined && sameBucket(last.key, workspace, minute, provider, model, record.status, record.cache_status, apiKey, metadata) ? last : undefined;
       if (entry === undefined) {
-        const key: BucketKey = [workspace, minute, provider, model, record.status, record.cache_status, apiKey, metadata];
-        pending.set(id, (entry = { key, bucket: emptyBucket(), users: emptyUsers(), userIndex: new Map() }));
+        // The bucket's identity, length-prefixed so that no two keys collide; the key array itself
+        // is made only for a new bucket.
+        const id = `${workspace.length}:${workspace}${minute}|${provider.length}:${provider}${model.length}:${model}${record.status}|${record.cache_status}|${apiKey.length}:${apiKey}${metadata}`;
+        entry = pending.get(id);
+        if (entry === undefined) {
+          const key: BucketKey = [workspace, minute, provider, model, record.status, record.cache_status, apiKey, metadata];
+          pending.set(id, (entry = { key, bucket: emptyBucket(), users: emptyUsers(), userIndex: new Map() }));
+        }
+        last = entry;
       }
       addRequest(entry.bucket, entry.users, entry.userIndex, record, at, facts.error, facts.fallback);
       if (pending.size >= MAX_PENDING) {

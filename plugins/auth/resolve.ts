@@ -20,7 +20,8 @@ export interface KeyResolver {
 const MAX_HASHES = 10_000;
 
 export function createKeyResolver(store: Store): KeyResolver {
-  const principals = new Map<string, { version: string; principal: Principal }>();
+  /** Principals by key id, with what they were built from: the key's last update and the membership and user versions. */
+  const principals = new Map<string, { updatedAt: string; members: number; users: number; principal: Principal }>();
   /**
    * raw key → its SHA-256, for keys that matched a stored key: a key seen before costs a map
    * lookup instead of a hash (~4 µs, the largest part of auth per request). Unknown values are
@@ -69,12 +70,13 @@ export function createKeyResolver(store: Store): KeyResolver {
       throw AuthErrors.expiredKey('This API key was rotated and its transition period is over.');
     }
     // Memberships and user roles are part of the principal: their versions invalidate it too.
-    const version = `${key.last_updated_at}|${store.c.members.version()}|${store.c.users.version()}`;
+    const members = store.c.members.version();
+    const users = store.c.users.version();
     const memo = principals.get(key.id);
-    if (memo !== undefined && memo.version === version) return memo.principal;
+    if (memo !== undefined && memo.updatedAt === key.last_updated_at && memo.members === members && memo.users === users) return memo.principal;
     const principal = build(key);
     if (principals.size > 10_000) principals.clear();
-    principals.set(key.id, { version, principal });
+    principals.set(key.id, { updatedAt: key.last_updated_at, members, users, principal });
     return principal;
   }
 

@@ -8,7 +8,7 @@
 import { Registry } from 'prom-client';
 import { isMcpCallMethod, type LogRecord } from '../../core/index.js';
 import { LabelSets } from './label-sets.js';
-import { CounterFamily, HistogramFamily, type CounterCell, type HistogramCell } from './series.js';
+import { CellMemo, CounterFamily, HistogramFamily, type CounterCell, type HistogramCell } from './series.js';
 
 /**
  * Seconds. The low end is for the gateway's own overhead (tens of µs); the high end for long
@@ -91,7 +91,37 @@ export function createRequestMetrics(maxLabelSets: number): RequestMetrics {
   function counter<L extends string>(family: CounterFamily<L>, sets: LabelSets, key: string, labels: () => Record<L, string>, free: ReadonlyArray<L>): CounterCell {
     return family.known(key) ?? family.cell(sets.admit(labels(), free));
   }
-  const byRoute = (family: HistogramFamily<'route'>, route: string): HistogramCell => family.known(`${route}\u0000`) ?? family.cell({ route });
+  /** A route histogram's cells by route (bounded by the core): no key string per observation. */
+  const routeCells = new Map<HistogramFamily<'route'>, Map<string, HistogramCell>>();
+  for (const family of [duration, overhead, upstream, ttfb]) routeCells.set(family, new Map());
+  const byRoute = (family: HistogramFamily<'route'>, route: string): HistogramCell => {
+    const cells = routeCells.get(family)!;
+    let cell = cells.get(route);
+    if (cell === undefined) cells.set(route, (cell = family.cell({ route })));
+    return cell;
+  };
+  // The hot path's counters by raw label values (see CellMemo), each set through its cap once.
+  const memoMax = 4 * maxLabelSets;
+  const requestCells = new CellMemo<string, number, string, CounterCell>(memoMax);
+  const requestCell = (route: string, status: number, provider: string): CounterCell =>
+    requestCells.get(route, status, provider) ??
+    requestCells.set(route, status, provider, counter(requests, requestSets, `${route}\u0000${status}\u0000${provider}\u0000`, () => ({ route, status: String(status), provider }), ['provider', 'status']));
+  interface UsageCells {
+    prompt: CounterCell;
+    completion: CounterCell;
+    cost: CounterCell;
+  }
+  const usageCells = new CellMemo<string, string, null, UsageCells>(memoMax);
+  const usageCell = (provider: string, model: string): UsageCells => {
+    const known = usageCells.get(provider, model, null);
+    if (known !== undefined) return known;
+    const pm = `${provider}\u0000${model}\u0000`;
+    return usageCells.set(provider, model, null, {
+      prompt: counter(tokens, tokenSets, `prompt\u0000${pm}`, () => ({ type: 'prompt', provider, model }), ['provider', 'model']),
+      completion: counter(tokens, tokenSets, `completion\u0000${pm}`, () => ({ type: 'completion', provider, model }), ['provider', 'model']),
+      cost: counter(cost, costSets, pm, () => ({ provider, model }), ['provider', 'model']),
+    });
+  };
 
   return {
     registry,
@@ -99,7 +129,7 @@ export function createRequestMetrics(maxLabelSets: number): RequestMetrics {
       const route = rec.route;
       const provider = rec.provider ?? 'none';
       const status = rec.status;
-      counter(requests, requestSets, `${route}\u0000${status}\u0000${provider}\u0000`, () => ({ route, status: String(status), provider }), ['provider', 'status']).value++;
+      requestCell(route, status, provider).value++;
       const l = rec.latency;
       duration.observe(byRoute(duration, route), l.total_ms / 1000);
       // The core's upstream time ends at the upstream's response head, so for a stream total −
@@ -112,11 +142,10 @@ export function createRequestMetrics(maxLabelSets: number): RequestMetrics {
       // Model labels only for metered answers: a model name a caller typed and that never reached
       // an upstream (a 400, a 401) must not mint a series.
       if (rec.usage !== null) {
-        const model = rec.model ?? 'unknown';
-        const pm = `${provider}\u0000${model}\u0000`;
-        counter(tokens, tokenSets, `prompt\u0000${pm}`, () => ({ type: 'prompt', provider, model }), ['provider', 'model']).value += rec.usage.prompt_tokens;
-        counter(tokens, tokenSets, `completion\u0000${pm}`, () => ({ type: 'completion', provider, model }), ['provider', 'model']).value += rec.usage.completion_tokens;
-        counter(cost, costSets, pm, () => ({ provider, model }), ['provider', 'model']).value += rec.cost_cents;
+        const cells = usageCell(provider, rec.model ?? 'unknown');
+        cells.prompt.value += rec.usage.prompt_tokens;
+        cells.completion.value += rec.usage.completion_tokens;
+        cells.cost.value += rec.cost_cents;
       }
       const cacheStatus = rec.cache_status;
       if (cacheStatus !== 'DISABLED') counter(cache, cacheSets, `${cacheStatus}\u0000`, () => ({ status: cacheStatus }), ['status']).value++;

@@ -149,3 +149,38 @@ export class HistogramFamily<L extends string> extends Family<L> {
     }
   }
 }
+
+/**
+ * Cells by the raw values of up to three labels, in nested Maps: a set seen before costs a Map
+ * lookup per label, and no key string or label object is built (`record` runs in every request's
+ * `onDone`). Values are kept as they came, before any cap folded them into `other` or cut them,
+ * so the memo has a bound of its own: past `max` sets it starts over. The families keep every
+ * cell they gave out; only this shortcut to them is rebuilt.
+ */
+export class CellMemo<A, B, C, V> {
+  readonly #max: number;
+  #root = new Map<A, Map<B, Map<C, V>>>();
+  #size = 0;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  get(a: A, b: B, c: C): V | undefined {
+    return this.#root.get(a)?.get(b)?.get(c);
+  }
+
+  set(a: A, b: B, c: C, value: V): V {
+    if (this.#size >= this.#max) {
+      this.#root = new Map();
+      this.#size = 0;
+    }
+    let byB = this.#root.get(a);
+    if (byB === undefined) this.#root.set(a, (byB = new Map()));
+    let byC = byB.get(b);
+    if (byC === undefined) byB.set(b, (byC = new Map()));
+    if (!byC.has(c)) this.#size++;
+    byC.set(c, value);
+    return value;
+  }
+}
