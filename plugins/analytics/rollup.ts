@@ -106,11 +106,12 @@ interface Pending extends PendingBucket {
 export type RollupWrite = (batch: PendingBucket[]) => Promise<void>;
 
 export const minuteOf = (ms: number): number => Math.floor(ms / 60_000);
+export const hourOf = (minute: number): number => minute - (minute % 60);
 
+/** True when a bucket's key has these values (compared one by one: no identity string is built). */
 function sameBucket(key: BucketKey, workspace: string, minute: number, provider: string, model: string, status: number, cache: string, apiKey: string, metadata: string): boolean {
   return key[1] === minute && key[4] === status && key[0] === workspace && key[2] === provider && key[3] === model && key[5] === cache && key[6] === apiKey && key[7] === metadata;
 }
-export const hourOf = (minute: number): number => minute - (minute % 60);
 
 export function createRollup(root: RootDatabase, dbs: BucketDbs, options: RollupOptions, log: Logger): Rollup {
   return createRollupWith(lmdbWrite(root, dbs), options, log);
