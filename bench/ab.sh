@@ -22,19 +22,7 @@ cd "$(dirname "$0")/.."
 W=${1:-4}
 S=${2:-6}
 source bench/lib/gateways.sh
-MOCK_PORT=$(port)
-taskset -c 0 node dist/bench/mock-upstream.js --port "$MOCK_PORT" > "$TMP/mock.log" 2>&1 &
-PIDS+=($!)
-
-cat > "$TMP/req.lua" <<LUA
-wrk.method = "POST"
-wrk.body = '{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello to the benchmark in one short line."}],"max_tokens":16}'
-wrk.headers["content-type"] = "application/json"
-wrk.headers["authorization"] = "Bearer sk-bench"
-wrk.headers["x-gateway-provider"] = "openai"
-wrk.headers["x-gateway-custom-host"] = "http://127.0.0.1:$MOCK_PORT/v1"
-wrk.headers["x-gateway-api-key"] = "$ADMIN"
-LUA
+chat_load_setup
 
 start_ab
 await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log"

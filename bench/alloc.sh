@@ -24,19 +24,7 @@ ENV_A="${ENV_A:-} ALLOC_OUT=$TMP/A.json ALLOC_START_MS=$START_MS ALLOC_MS=$WINDO
 ENV_B="${ENV_B:-} ALLOC_OUT=$TMP/B.json ALLOC_START_MS=$START_MS ALLOC_MS=$WINDOW_MS"
 FLAGS_A="${FLAGS_A:-} --import ./dist/bench/lib/alloc-sampler.js"
 FLAGS_B="${FLAGS_B:-} --import ./dist/bench/lib/alloc-sampler.js"
-MOCK_PORT=$(port)
-taskset -c 0 node dist/bench/mock-upstream.js --port "$MOCK_PORT" > "$TMP/mock.log" 2>&1 &
-PIDS+=($!)
-
-cat > "$TMP/req.lua" <<LUA
-wrk.method = "POST"
-wrk.body = '{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello to the benchmark in one short line."}],"max_tokens":16}'
-wrk.headers["content-type"] = "application/json"
-wrk.headers["authorization"] = "Bearer sk-bench"
-wrk.headers["x-gateway-provider"] = "openai"
-wrk.headers["x-gateway-custom-host"] = "http://127.0.0.1:$MOCK_PORT/v1"
-wrk.headers["x-gateway-api-key"] = "$ADMIN"
-LUA
+chat_load_setup
 
 start_ab
 await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log"

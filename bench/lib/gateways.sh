@@ -4,6 +4,7 @@
 #   start NAME CLI PIPELINE [ENV] [NODE_FLAGS]   → $PORT_NAME, $PID_NAME; config and log in $TMP/NAME
 #   start_ab                                      → gateways A and B of an A/B (bench/ab.sh, bench/mcp-ab.sh)
 #   shipped_pipeline                              → config/gateway.yaml's pipeline as JSON (also bench/leave-one-out.sh)
+#   chat_load_setup                               → the mock on CPU 0 ($MOCK_PORT) and $TMP/req.lua, the chat completion wrk sends
 #   await_listening LOG…                         → waits up to 10 s for each, exits saying which did not start
 ADMIN=gw-bench-admin-key-$(node -e "process.stdout.write(require('crypto').randomBytes(16).toString('hex'))")
 MASTER=$(node -e "process.stdout.write(require('crypto').randomBytes(32).toString('hex'))")
@@ -47,4 +48,21 @@ start_ab() {
   start B "$B" "$PIPE_B" "${ENV_B:-}" "${FLAGS_B:-}"
   echo "A: $A ${ENV_A:-} ${FLAGS_A:-} pipeline $PIPE_A"
   echo "B: $B ${ENV_B:-} ${FLAGS_B:-} pipeline $PIPE_B"
+}
+
+# The mock upstream on the load CPU, and the wrk script of the default-pipeline bench's chat
+# completion: direct mode with the admin key, to that mock (bench/ab.sh, bench/alloc.sh).
+chat_load_setup() {
+  MOCK_PORT=$(port)
+  taskset -c 0 node dist/bench/mock-upstream.js --port "$MOCK_PORT" > "$TMP/mock.log" 2>&1 &
+  PIDS+=($!)
+  cat > "$TMP/req.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello to the benchmark in one short line."}],"max_tokens":16}'
+wrk.headers["content-type"] = "application/json"
+wrk.headers["authorization"] = "Bearer sk-bench"
+wrk.headers["x-gateway-provider"] = "openai"
+wrk.headers["x-gateway-custom-host"] = "http://127.0.0.1:$MOCK_PORT/v1"
+wrk.headers["x-gateway-api-key"] = "$ADMIN"
+LUA
 }
