@@ -13,6 +13,7 @@
 #   PIPE_B='[logging, auth]' bench/ab.sh              # same build, two pipelines
 #   ENV_B='SOME_FLAG=1' bench/ab.sh                   # same build, an environment switch
 #   FLAGS_B='--max-semi-space-size=64' bench/ab.sh    # same build, node/V8 flags (NODE_OPTIONS refuses some)
+#   THREADS=1 bench/ab.sh                             # also each side's CPU per request by thread
 #
 # Needs wrk and taskset. Requests: the default-pipeline bench's chat completion, direct mode with
 # the admin key, to a mock upstream started here on the load CPU. The first window includes JIT
@@ -28,6 +29,15 @@ start_ab
 await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log"
 
 cpu() { local s=0 t; for t in /proc/$1/task/*/stat; do s=$((s + $(awk '{print $14+$15}' "$t"))); done; echo "$s"; }
+# Ticks per thread of process $1 ("tid ticks" lines), for THREADS=1.
+ticks() { local t; for t in /proc/$1/task/*; do echo "${t##*/} $(awk '{print $14+$15}' "$t/stat")"; done | sort; }
+# µs per request of the main thread, the busiest other thread (the log thread where logging is on)
+# and all the rest (V8's GC helpers, libuv's pool), from two ticks snapshots, for $4 requests.
+by_thread() {
+  join "$2" "$3" | awk -v pid="$1" -v n="$4" -v hz="$HZ" '
+    { d = ($3 - $2) * 1e6 / hz / n; if ($1 == pid) main = d; else { rest += d; if (d > top) top = d } }
+    END { printf "main %.1f, busiest other %.1f, rest %.1f µs/req", main, top, rest - top }'
+}
 load() { # seconds → runs both loads at once, output in $TMP/{A,B}/w
   taskset -c 0 wrk -t1 -c16 -d"$1"s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_A/v1/chat/completions" > "$TMP/A/w" 2>&1 &
   local w=$!
@@ -38,12 +48,17 @@ load 3
 HZ=$(getconf CLK_TCK)
 for w in $(seq "$W"); do
   a0=$(cpu "$PID_A"); b0=$(cpu "$PID_B")
+  if [ -n "${THREADS:-}" ]; then ticks "$PID_A" > "$TMP/A/t0"; ticks "$PID_B" > "$TMP/B/t0"; fi
   load "$S"
   a1=$(cpu "$PID_A"); b1=$(cpu "$PID_B")
+  if [ -n "${THREADS:-}" ]; then ticks "$PID_A" > "$TMP/A/t1"; ticks "$PID_B" > "$TMP/B/t1"; fi
   na=$(awk '/requests in/ {print $1}' "$TMP/A/w"); nb=$(awk '/requests in/ {print $1}' "$TMP/B/w")
   bad=$(cat "$TMP/A/w" "$TMP/B/w" | grep -c -E 'Non-2xx|Socket errors' || true)
   awk -v a=$((a1 - a0)) -v b=$((b1 - b0)) -v na="$na" -v nb="$nb" -v hz="$HZ" -v bad="$bad" -v w="$w" 'BEGIN {
     ua = a * 1e6 / hz / na; ub = b * 1e6 / hz / nb
     printf "window %d  A %6d req %6.1f µs/req | B %6d req %6.1f µs/req | B/A CPU per request %.3f%s\n", w, na, ua, nb, ub, ub / ua, (bad > 0 ? "  (errors: see wrk output)" : "")
   }'
+  if [ -n "${THREADS:-}" ]; then
+    echo "          A $(by_thread "$PID_A" "$TMP/A/t0" "$TMP/A/t1" "$na") | B $(by_thread "$PID_B" "$TMP/B/t0" "$TMP/B/t1" "$nb")"
+  fi
 done
