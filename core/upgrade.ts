@@ -1,6 +1,6 @@
 /**
  * WebSocket upgrades: an HTTP/1.1 `Upgrade: websocket` request to a path a plugin serves (its
- * `upgrades` hook) goes through the same request flow as any request of its route, and only the
+ * `upgrades` hook) goes through the same request flow as every request of its route, and only the
  * terminal stage differs: the plugin's session instead of the router.
  *
  *   GET /v1/realtime  Upgrade: websocket

@@ -143,7 +143,7 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
       return;
     }
     if (this.out.pinged && !(ok && this.#sse)) {
-      // Pings already sent a 200 event-stream head: any other answer is sent whole, as events.
+      // Pings already sent a 200 event-stream head, so every other answer is sent whole, as events.
       this.out.stopPings();
       this.#mode = 'late';
       return;

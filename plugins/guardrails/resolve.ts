@@ -113,7 +113,7 @@ export class Resolver {
     const version = this.store.c.guardrails.version();
     const hit = this.#lists.get(list);
     if (hit !== undefined && hit.version === version && hit.workspace === workspaceId) return hit.value;
-    // Attached by an operator (validated then): any workspace's guardrail may be named. One that
+    // Attached by an operator (validated then), so a guardrail of every workspace may be named. One that
     // was deleted since is the operator's to fix, and the request fails closed rather than going
     // out unchecked.
     const parsed = this.registry.parse(list, param);

@@ -1,6 +1,6 @@
 /**
  * A refused MCP call is answered in JSON-RPC: the MCP client reads JSON-RPC, not the gateway's
- * HTTP error shape. Same status and headers as any refusal (429, `retry-after`, `x-ratelimit-*`:
+ * HTTP error shape. Same status and headers as every other refusal (429, `retry-after`, `x-ratelimit-*`:
  * what proxies, retry logic and the logs key on; SDK clients report it as an HTTP 429 error
  * carrying this body), with the body
  *
