@@ -28,9 +28,9 @@ chat_load_setup
 start_ab
 await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log"
 
-cpu() { local s=0 t; for t in /proc/$1/task/*/stat; do s=$((s + $(awk '{print $14+$15}' "$t"))); done; echo "$s"; }
-# Ticks per thread of process $1 ("tid ticks" lines), for THREADS=1.
+# CPU ticks per thread of process $1 ("tid ticks" lines, sorted for join), and their sum in a snapshot file.
 ticks() { local t; for t in /proc/$1/task/*; do echo "${t##*/} $(awk '{print $14+$15}' "$t/stat")"; done | sort; }
+total() { awk '{s += $2} END {print s}' "$1"; }
 # µs per request of the main thread, the busiest other thread (the log thread where logging is on)
 # and all the rest (V8's GC helpers, libuv's pool), from two ticks snapshots, for $4 requests.
 by_thread() {
@@ -47,11 +47,10 @@ load() { # seconds → runs both loads at once, output in $TMP/{A,B}/w
 load 3
 HZ=$(getconf CLK_TCK)
 for w in $(seq "$W"); do
-  a0=$(cpu "$PID_A"); b0=$(cpu "$PID_B")
-  if [ -n "${THREADS:-}" ]; then ticks "$PID_A" > "$TMP/A/t0"; ticks "$PID_B" > "$TMP/B/t0"; fi
+  ticks "$PID_A" > "$TMP/A/t0"; ticks "$PID_B" > "$TMP/B/t0"
   load "$S"
-  a1=$(cpu "$PID_A"); b1=$(cpu "$PID_B")
-  if [ -n "${THREADS:-}" ]; then ticks "$PID_A" > "$TMP/A/t1"; ticks "$PID_B" > "$TMP/B/t1"; fi
+  ticks "$PID_A" > "$TMP/A/t1"; ticks "$PID_B" > "$TMP/B/t1"
+  a0=$(total "$TMP/A/t0"); a1=$(total "$TMP/A/t1"); b0=$(total "$TMP/B/t0"); b1=$(total "$TMP/B/t1")
   na=$(awk '/requests in/ {print $1}' "$TMP/A/w"); nb=$(awk '/requests in/ {print $1}' "$TMP/B/w")
   bad=$(cat "$TMP/A/w" "$TMP/B/w" | grep -c -E 'Non-2xx|Socket errors' || true)
   awk -v a=$((a1 - a0)) -v b=$((b1 - b0)) -v na="$na" -v nb="$nb" -v hz="$HZ" -v bad="$bad" -v w="$w" 'BEGIN {
