@@ -8,6 +8,8 @@
  * config file: a valid one takes over for new requests, an invalid one is refused and logged while
  * the old one keeps serving.
  */
+// First: V8's settings, before any gateway code is compiled (cli/v8-tuning.ts).
+import './v8-tuning.js';
 import { loadConfigFile, formatProblem, resolveConfigPath } from '../core/config/load.js';
 import { createGateway } from '../core/gateway.js';
 import { ConfigError, resolvePlugins } from '../core/plugin-loader.js';
