@@ -2,6 +2,7 @@
 # temp dir and the processes to stop at exit, free ports, and gateways started on CPU 1.
 #
 #   start NAME CLI PIPELINE [ENV] [NODE_FLAGS]   → $PORT_NAME, $PID_NAME; config and log in $TMP/NAME
+#                                                 (CLI `bare`: the bare proxy in front of $MOCK_PORT, no pipeline)
 #   start_ab                                      → gateways A and B of an A/B (bench/ab.sh, bench/mcp-ab.sh)
 #   shipped_pipeline                              → config/gateway.yaml's pipeline as JSON (also bench/leave-one-out.sh)
 #   chat_load_setup                               → the mock on CPU 0 ($MOCK_PORT) and $TMP/req.lua, the chat completion wrk sends
@@ -21,8 +22,14 @@ start() {
   local dir="$TMP/$1" p
   mkdir -p "$dir"
   p=$(port)
-  printf 'server: {host: 127.0.0.1, port: %s}\nstore: {path: %s/data}\nsecurity: {custom_hosts: {allow: [127.0.0.1]}}\npipeline: %s\n' "$p" "$dir" "$3" > "$dir/gw.yaml"
-  env GATEWAY_ADMIN_KEY="$ADMIN" GATEWAY_MASTER_KEY="$MASTER" ${4:-} taskset -c 1 node ${5:-} "$2" start --config "$dir/gw.yaml" > "$dir/gw.log" 2>&1 &
+  if [ "$2" = bare ]; then
+    # The bench's bare proxy (node:http + undici, no features) in front of the mock: it forwards
+    # the gateway's headers too, which the mock ignores, so the same requests serve both.
+    env ${4:-} taskset -c 1 node ${5:-} dist/bench/bare-proxy.js --upstream "http://127.0.0.1:$MOCK_PORT" --port "$p" > "$dir/gw.log" 2>&1 &
+  else
+    printf 'server: {host: 127.0.0.1, port: %s}\nstore: {path: %s/data}\nsecurity: {custom_hosts: {allow: [127.0.0.1]}}\npipeline: %s\n' "$p" "$dir" "$3" > "$dir/gw.yaml"
+    env GATEWAY_ADMIN_KEY="$ADMIN" GATEWAY_MASTER_KEY="$MASTER" ${4:-} taskset -c 1 node ${5:-} "$2" start --config "$dir/gw.yaml" > "$dir/gw.log" 2>&1 &
+  fi
   PIDS+=($!)
   printf -v "PID_$1" '%s' "$!"
   printf -v "PORT_$1" '%s' "$p"
@@ -42,12 +49,16 @@ await_listening() {
 start_ab() {
   A=${A:-dist/cli/main.js}
   B=${B:-$A}
+  if [ "$A" = bare ] && [ "$B" = bare ]; then B=dist/cli/main.js; fi # A=bare alone: the bare proxy against this build
   PIPE_A=${PIPE_A:-$(shipped_pipeline)}
   PIPE_B=${PIPE_B:-$PIPE_A}
   start A "$A" "$PIPE_A" "${ENV_A:-}" "${FLAGS_A:-}"
   start B "$B" "$PIPE_B" "${ENV_B:-}" "${FLAGS_B:-}"
-  echo "A: $A ${ENV_A:-} ${FLAGS_A:-} pipeline $PIPE_A"
-  echo "B: $B ${ENV_B:-} ${FLAGS_B:-} pipeline $PIPE_B"
+  local side
+  for side in A B; do
+    local cli=${!side} env=ENV_$side flags=FLAGS_$side pipe=PIPE_$side
+    if [ "$cli" = bare ]; then echo "$side: the bare proxy ${!env:-} ${!flags:-}"; else echo "$side: $cli ${!env:-} ${!flags:-} pipeline ${!pipe}"; fi
+  done
 }
 
 # The mock upstream on the load CPU, and the wrk script of the default-pipeline bench's chat
