@@ -12,17 +12,29 @@ const POOL_SIZE = 16 * 512;
 let pool = randomBytes(POOL_SIZE);
 let offset = 0;
 
-function random16(): Buffer {
-  if (offset + 16 > POOL_SIZE) {
-    pool = randomBytes(POOL_SIZE);
-    offset = 0;
-  }
-  const out = Buffer.from(pool.subarray(offset, offset + 16));
-  offset += 16;
-  return out;
+/** The two hex digits of each byte, as character codes: `HEX[2b]`, `HEX[2b + 1]`. */
+const HEX = new Uint8Array(512);
+for (let b = 0; b < 256; b++) {
+  const h = b.toString(16).padStart(2, '0');
+  HEX[2 * b] = h.charCodeAt(0);
+  HEX[2 * b + 1] = h.charCodeAt(1);
+}
+/** Where each of the 16 bytes' two digits go in the 36 characters (the dashes stay in place). */
+const AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+/** The id is written here and read out as one flat string: no Buffer, hex string or slices per id. */
+const TEXT = Buffer.from('00000000-0000-0000-0000-000000000000', 'latin1');
+
+function put(i: number, byte: number): void {
+  const at = AT[i]!;
+  TEXT[at] = HEX[2 * byte]!;
+  TEXT[at + 1] = HEX[2 * byte + 1]!;
 }
 
-/** A UUIDv7 (RFC 9562): 48-bit ms timestamp, then random bits; monotonic within this process. */
+/**
+ * A UUIDv7 (RFC 9562): 48-bit ms timestamp, then random bits; monotonic within this process.
+ * On the request path (every request's id): about a fifth of the cost of formatting a Buffer's
+ * hex and slicing it (micro-benchmark in the README's Benchmarks, thirteenth session).
+ */
 export function uuidv7(now = Date.now()): string {
   if (now <= lastMs) {
     now = lastMs;
@@ -30,13 +42,25 @@ export function uuidv7(now = Date.now()): string {
     if (seq === 0) now = ++lastMs;
   } else seq = 0;
   lastMs = now;
-  const b = random16();
-  b.writeUIntBE(now, 0, 6);
-  b[6] = 0x70 | ((seq >> 8) & 0x0f);
-  b[7] = seq & 0xff;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  if (offset + 16 > POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE);
+    offset = 0;
+  }
+  // 48 bits of milliseconds, big-endian: the high 16 bits, then the low 32.
+  const high = Math.floor(now / 0x1_0000_0000);
+  const low = now >>> 0;
+  put(0, (high >>> 8) & 0xff);
+  put(1, high & 0xff);
+  put(2, low >>> 24);
+  put(3, (low >>> 16) & 0xff);
+  put(4, (low >>> 8) & 0xff);
+  put(5, low & 0xff);
+  put(6, 0x70 | ((seq >> 8) & 0x0f));
+  put(7, seq & 0xff);
+  put(8, (pool[offset + 8]! & 0x3f) | 0x80);
+  for (let i = 9; i < 16; i++) put(i, pool[offset + i]!);
+  offset += 16;
+  return TEXT.toString('latin1', 0, 36);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
