@@ -48,8 +48,8 @@ await_listening() {
 # each side runs. Wait for them with await_listening "$TMP/A/gw.log" "$TMP/B/gw.log".
 start_ab() {
   A=${A:-dist/cli/main.js}
-  B=${B:-$A}
-  if [ "$A" = bare ] && [ "$B" = bare ]; then B=dist/cli/main.js; fi # A=bare alone: the bare proxy against this build
+  # B defaults to A's build; against the bare proxy, to this build.
+  if [ "$A" = bare ]; then B=${B:-dist/cli/main.js}; else B=${B:-$A}; fi
   PIPE_A=${PIPE_A:-$(shipped_pipeline)}
   PIPE_B=${PIPE_B:-$PIPE_A}
   start A "$A" "$PIPE_A" "${ENV_A:-}" "${FLAGS_A:-}"
