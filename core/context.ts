@@ -113,6 +113,13 @@ export class GatewayContext {
    * the plugin sees in `onResponseHeaders`.
    */
   checksAnswer = false;
+  /**
+   * Set in the request phase by a plugin that reads `ctx.usage` for this request only (a token
+   * limit or a budget applies to it): the core then meters its answer, as it meters every answer
+   * when a plugin of the pipeline declares `meterUsage`. Left false, an answer nobody counts is
+   * not parsed for its usage, and a stream is not asked for its usage chunk.
+   */
+  meterUsage = false;
   /** Token usage of the answer, once known (set before onResponseEnd when usage metering is on). */
   usage: Usage | undefined = undefined;
 

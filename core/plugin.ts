@@ -197,8 +197,10 @@ export interface PluginHooks {
    */
   upgrades?: UpgradeRoute[];
   /**
-   * This plugin reads `ctx.usage` (budgets, token limits, logs): the core then meters every answer
-   * (and asks streams for their usage chunk). Pipelines without such a plugin pay nothing for it.
+   * This plugin reads `ctx.usage` on every request (logs, analytics): the core then meters every
+   * answer (and asks streams for their usage chunk). Pipelines without such a plugin pay nothing
+   * for it. A plugin that needs usage only for some requests (a token limit or a budget that
+   * applies) sets `ctx.meterUsage = true` in a request hook instead.
    */
   meterUsage?: boolean;
   /** On shutdown or when a reload retires this pipeline; reverse load order. */

@@ -12,7 +12,7 @@ import { request } from 'undici';
 import OpenAI from 'openai';
 import { startGateway, startMock, direct, sdk, tempDir, writeFile, insertKey, addWorkspace, ADMIN_KEY, type MockUpstream, type StartedGateway, type Teardown } from './helpers/gateway.js';
 import { startCli } from './helpers/process.js';
-import { counterStats, openCounters, Scopes, type PluginDefinition } from '../core/index.js';
+import { counterStats, openCounters, Scopes, type GatewayContext, type PluginDefinition } from '../core/index.js';
 import { formatDuration } from '../plugins/rate-limit/units.js';
 import { outputAllowance } from '../core/usage/estimate.js';
 
@@ -182,6 +182,30 @@ t.test('token limits reconcile with no other plugin metering usage: real answers
     t.equal(Number(answers[1]!.headers['x-ratelimit-remaining-tokens']), limit - real - reserved, 'the first answer was charged its real usage, not its reservation');
     t.match(answers[4]!.body, { error: { code: 'rate_limit_exceeded', message: /tokens per hour/ } });
   }
+});
+
+t.test('only a request a token limit applies to is metered for rate-limit', async (t) => {
+  // A probe that reads usage without asking for it: it sees what rate-limit had metered.
+  const seen: Array<number | undefined> = [];
+  const probe = { name: 'usage-probe', setup: () => ({ onDone: (ctx: GatewayContext) => void (ctx.route.kind === 'model' && seen.push(ctx.usage?.total_tokens)) }) } as PluginDefinition<never>;
+  const { admin, call, mock } = await start(t, { yaml: PIPELINE.replace(']', ', usage-probe]'), plugins: { 'usage-probe': probe } });
+  await admin('POST', '/v1/policies/rate-limits', policy({ conditions: [{ key: 'metadata.tier', value: 'requests' }], group_by: [{ key: 'metadata.tier' }], value: 1000 }));
+  await admin('POST', '/v1/policies/rate-limits', policy({ conditions: [{ key: 'metadata.tier', value: 'tokens' }], group_by: [{ key: 'metadata.tier' }], type: 'tokens', value: 100_000 }));
+  const askedForUsage = (): boolean => (JSON.parse(mock.requests.at(-1)!.body.toString()) as { stream_options?: unknown }).stream_options !== undefined;
+  const settled = async (n: number): Promise<void> => {
+    for (let i = 0; i < 200 && seen.length < n; i++) await new Promise((r) => setTimeout(r, 5));
+  };
+  const tiers = ['none', 'requests', 'tokens'];
+  for (const [i, tier] of tiers.entries()) {
+    const headers = { 'x-gateway-metadata': JSON.stringify({ tier }) };
+    t.equal((await call({ headers })).status, 200);
+    t.equal((await call({ headers, body: { ...CHAT, stream: true } })).status, 200);
+    t.equal(askedForUsage(), tier === 'tokens', `${tier}: the stream asked the upstream for usage only under a token limit`);
+    await settled(2 * (i + 1));
+  }
+  const [noneJson, noneStream, reqJson, reqStream, tokJson, tokStream] = seen;
+  t.same([noneJson, noneStream, reqJson, reqStream], [undefined, undefined, undefined, undefined], 'no limit, or a requests limit: nothing metered');
+  t.ok(tokJson! > 0 && tokStream === tokJson, `a token limit: both metered, alike (${tokJson}, ${tokStream})`);
 });
 
 t.test('group_by keys get separate counters', async (t) => {

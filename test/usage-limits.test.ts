@@ -34,7 +34,7 @@ t.test('usage limits', async (t) => {
     await new Promise((r) => setTimeout(r, 40)); // let the charge flush (flush_ms 10)
     return { status: res.statusCode, body, headers: res.headers as Json };
   }
-  const newKey = async (usage_limits: Json): Promise<{ id: string; key: string }> =>
+  const newKey = async (usage_limits: Json | null): Promise<{ id: string; key: string }> =>
     (await admin('POST', '/api-keys/workspace/service', { name: `k${Math.random()}`, scopes: DEFAULT_WORKSPACE_SCOPES, usage_limits })) as { id: string; key: string };
 
   t.test('a token budget on an API key: exhausted, 429, status, reset', async (t) => {
@@ -61,6 +61,16 @@ t.test('usage limits', async (t) => {
     };
     t.ok(spent(a) > 0);
     t.equal(spent(b), spent(a), 'stream usage = plain usage');
+  });
+
+  t.test('only a request a budget applies to is metered: a stream without one goes upstream as sent', async (t) => {
+    const askedForUsage = (): boolean => (JSON.parse(mock.requests.at(-1)!.body.toString()) as Json).stream_options?.include_usage === true;
+    const unbudgeted = await newKey(null);
+    const budgeted = await newKey({ credit_limit: 1_000_000, type: 'tokens' });
+    t.equal((await chat(unbudgeted.key, true)).status, 200);
+    t.notOk(askedForUsage(), 'no budget applies: the upstream is not asked for usage');
+    t.equal((await chat(budgeted.key, true)).status, 200);
+    t.ok(askedForUsage(), 'a budget applies: the upstream is asked for usage');
   });
 
   t.test('Anthropic-style /v1/messages traffic is charged and capped like chat completions', async (t) => {

@@ -105,3 +105,49 @@ t.test('without a metering plugin, nothing is injected: the original bytes go up
   await res.text();
   t.equal(mock.requests.at(-1)!.body.toString(), raw);
 });
+
+t.test('per-request metering: only the requests a plugin marks with ctx.meterUsage are metered', async (t) => {
+  // A plugin that counts only some requests (a token limit, a budget that applies) asks per
+  // request; the others are neither parsed for usage nor asked for a usage chunk.
+  const seen: Array<Usage | undefined> = [];
+  const probe = definePlugin({
+    name: 'meter-some',
+    setup: () => ({
+      onRequestBody: (ctx) => {
+        if (ctx.headers['x-meter'] === 'yes') ctx.meterUsage = true;
+      },
+      onResponseEnd: (ctx) => void seen.push(ctx.usage),
+    }),
+  }) as PluginDefinition<never>;
+  const mock = await startMock(t);
+  const gw = await startGateway(t, { yaml: 'pipeline: [meter-some]\n', plugins: { 'meter-some': probe } });
+  const messages = [{ role: 'user', content: 'meter me only when asked' }];
+  const call = async (meter: boolean, stream: boolean): Promise<string> => {
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...direct(mock), 'content-type': 'application/json', ...(meter ? { 'x-meter': 'yes' } : {}) },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages, stream }),
+    });
+    return res.text();
+  };
+  const sentUsageRequest = (): boolean | undefined => (JSON.parse(mock.requests.at(-1)!.body.toString()) as { stream_options?: { include_usage?: boolean } }).stream_options?.include_usage;
+
+  await call(false, false);
+  await waitFor(() => seen.length === 1);
+  t.equal(seen[0], undefined, 'an unmarked answer is not metered');
+  await call(true, false);
+  await waitFor(() => seen.length === 2);
+  t.match(seen[1], { source: 'upstream' }, 'a marked answer is metered');
+  t.ok(seen[1]!.total_tokens > 0);
+
+  const plainStream = await call(false, true);
+  t.equal(sentUsageRequest(), undefined, 'an unmarked stream goes upstream as sent: no usage chunk asked for');
+  await waitFor(() => seen.length === 3);
+  t.equal(seen[2], undefined, 'and is not metered');
+  t.match(plainStream, /data: \[DONE\]\n\n$/);
+  const markedStream = await call(true, true);
+  t.equal(sentUsageRequest(), true, 'a marked stream asks the upstream for its usage');
+  t.notMatch(markedStream, /"usage"/, 'which the client, who did not ask for it, does not see');
+  await waitFor(() => seen.length === 4);
+  t.same(seen[3], seen[1], 'a marked stream meters the same as the plain call');
+});

@@ -68,7 +68,7 @@ export async function runAttempt(rt: Runtime, ctx: GatewayContext, out: Response
 
   const timeout = target.requestTimeout ?? rt.config.upstream.request_timeout;
   return new Promise<AttemptResult>((resolve) => {
-    const meter = rt.pipeline.metering && route !== undefined && route !== 'messages.count_tokens' ? new UsageMeter(built.inject) : undefined;
+    const meter = (rt.pipeline.metering || ctx.meterUsage) && route !== undefined && route !== 'messages.count_tokens' ? new UsageMeter(built.inject) : undefined;
     const call = new UpstreamCall(ctx);
     call.dispatch(rt, built, timeout, new UpstreamAnswer(rt, ctx, out, built, call, options.final, resolve, meter));
   });

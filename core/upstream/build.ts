@@ -132,7 +132,7 @@ export function buildCall(rt: Runtime, ctx: GatewayContext, adapter: ProviderAda
   if (refused !== null) return refused;
 
   // Metering asks OpenAI-style streams for their usage chunk, even when the client did not.
-  const inject = rt.pipeline.metering && route !== undefined && translation === undefined && ingress === undefined && needsUsageInjection(route, ctx.body);
+  const inject = (rt.pipeline.metering || ctx.meterUsage) && route !== undefined && translation === undefined && ingress === undefined && needsUsageInjection(route, ctx.body);
   const attempt: UpstreamAttempt = {
     number,
     target,

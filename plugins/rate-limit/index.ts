@@ -12,9 +12,9 @@
  *            └─ passed  ─▶ x-ratelimit-* of the tightest limits on the response
  *   onDone: token limits trade the estimate for the real usage (ctx.usage.total_tokens)
  *
- * The plugin turns usage metering on itself (`meterUsage`), so token limits reconcile in a
- * pipeline with no other plugin reading usage. Whether a token limit can apply is only known per
- * request (policies and entity limits change at run time), so it is on whenever the plugin is.
+ * The plugin turns usage metering on itself for a request a token limit applies to
+ * (`ctx.meterUsage`), so token limits reconcile in a pipeline with no other plugin reading usage.
+ * A request no token limit applies to is not metered for this plugin: its answer is not parsed.
  *
  * Counting is GCRA (core/store/counters.ts): a limit of `value` per unit admits a burst of `value`
  * and refills continuously, one unit every `unit / value`. The counters live in
@@ -23,7 +23,7 @@
  * Valkey is unreachable under `fail_open`. The mode is chosen once, here at setup.
  */
 import { dirname } from 'node:path';
-import { actingWorkspace, definePlugin, mcpCallOf, openCounters, type Counters, type GatewayContext } from '../../core/index.js';
+import { actingWorkspace, definePlugin, mcpCallOf, openCounters, PASS, type Counters, type GatewayContext } from '../../core/index.js';
 import { rateLimitSchema, type RateLimitOptions } from './schema.js';
 import { createPolicyIndex } from './policies.js';
 import { createEntityLimits } from './entities.js';
@@ -84,12 +84,12 @@ export default definePlugin<RateLimitOptions>({
     if (app.store.distributed !== undefined) {
       const shared = createSharedRateLimits(app, openShared);
       return {
-        meterUsage: true,
         onRequestBody(ctx) {
           const applied = collectLimits(ctx);
           if (applied === undefined) return;
           if (applied.length === 0) return shared.none(ctx);
           if (!applied.some((a) => a.limit.type === 'tokens')) return shared.check(ctx, applied, 0);
+          ctx.meterUsage = true;
           const tokens = estimateTokens(ctx);
           if (typeof tokens === 'number') return shared.check(ctx, applied, tokens);
           return tokens.then((n) => shared.check(ctx, applied, n));
@@ -109,11 +109,12 @@ export default definePlugin<RateLimitOptions>({
     }
 
     return {
-      meterUsage: true,
       onRequestBody(ctx) {
         const applied = collectLimits(ctx);
-        if (applied === undefined || applied.length === 0) return;
+        // Nothing limits this request: nothing to refuse on its head, nothing to reconcile after.
+        if (applied === undefined || applied.length === 0) return PASS;
         if (!applied.some((a) => a.limit.type === 'tokens')) return enforce(ctx, { applied, tokens: 0, counters: openShared() });
+        ctx.meterUsage = true;
         const tokens = estimateTokens(ctx);
         if (typeof tokens === 'number') return enforce(ctx, { applied, tokens, counters: openShared() });
         return tokens.then((n) => enforce(ctx, { applied, tokens: n, counters: openShared() }));

@@ -4,7 +4,8 @@
  * Budgets come from usage-limits policies (conditions, group_by) and from the `usage_limits` of
  * API keys, virtual keys, workspaces and providers. `credit_limit` is in tokens for `tokens`
  * budgets and in USD for `cost` budgets (priced with the pricing table, cached tokens at their
- * own price). Every endpoint is metered, streams included (`meterUsage`).
+ * own price). Every request a budget applies to is metered, streams included (`ctx.meterUsage`);
+ * a request no budget applies to is not metered for this plugin.
  *
  *   before the call   each applicable budget reserves the request's estimated amount (its prompt,
  *                     plus `max_tokens` or `default_max_tokens`, capped at `reservation_cap` × the
@@ -34,6 +35,7 @@ import {
   definePlugin,
   listPage,
   mcpCallOf,
+  PASS,
   S,
   type AnyAdminRoute,
   type GatewayContext,
@@ -129,11 +131,11 @@ export default definePlugin<Options>({
     if (app.store.distributed !== undefined) {
       const shared = createSharedBudgets(app, ledger, reservations, local);
       return {
-        meterUsage: true,
         onRequestBody(ctx) {
           const budgets = collectBudgets(ctx);
           if (budgets === undefined) return;
           if (budgets.length === 0) return shared.none(ctx);
+          ctx.meterUsage = true;
           return shared.check(ctx, budgets);
         },
         onDone(ctx) {
@@ -148,10 +150,11 @@ export default definePlugin<Options>({
     }
 
     return {
-      meterUsage: true,
       onRequestBody(ctx) {
         const budgets = collectBudgets(ctx);
-        if (budgets === undefined || budgets.length === 0) return;
+        // No budget applies: nothing is held, so nothing to settle after.
+        if (budgets === undefined || budgets.length === 0) return PASS;
+        ctx.meterUsage = true;
         local.check(ctx, budgets);
       },
       onDone(ctx) {
