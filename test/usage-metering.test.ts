@@ -53,6 +53,30 @@ t.test('usage metering', async (t) => {
     t.same(seen[0], plain, 'stream usage equals plain usage');
   });
 
+  t.test("the usage request is spliced into the client's bytes: the rest reaches the upstream as written", async (t) => {
+    seen.length = 0;
+    // Key order, spacing and escapes a re-serialisation would change.
+    const raw = '{ "stream" : true,\n  "messages": [{"content": "caf\\u00e9 \u00e9t\u00e9", "role": "user"}],\n  "model": "gpt-4o-mini" }\n';
+    const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...direct(mock), 'content-type': 'application/json' }, body: raw });
+    t.notMatch(await res.text(), /"usage"/);
+    t.equal(mock.requests.at(-1)!.body.toString(), raw.trimEnd().slice(0, -1) + ',"stream_options":{"include_usage":true}}');
+    await waitFor(() => seen.length === 1);
+    t.ok(seen[0]!.total_tokens > 0, 'metered');
+  });
+
+  t.test('a stream with stream_options of its own gets include_usage added to them', async (t) => {
+    seen.length = 0;
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...direct(mock), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, stream_options: { include_obfuscation: false }, messages }),
+    });
+    t.notMatch(await res.text(), /"usage"/);
+    t.same((JSON.parse(mock.requests.at(-1)!.body.toString()) as Record<string, unknown>).stream_options, { include_obfuscation: false, include_usage: true });
+    await waitFor(() => seen.length === 1);
+    t.ok(seen[0]!.total_tokens > 0, 'metered');
+  });
+
   t.test('a stream that asked for usage keeps its usage chunk', async (t) => {
     seen.length = 0;
     const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages, stream: true, stream_options: { include_usage: true } });

@@ -11,7 +11,7 @@ import type { ModelRoute } from '../routes.js';
 import type { NativeCall, ProviderAdapter, TranslateContext, TranslatedRequest, Translator } from '../providers/types.js';
 import { Errors, isGatewayError, toGatewayError, type GatewayError } from '../errors.js';
 import { headerValue, upstreamRequestHeaders } from './headers.js';
-import { needsUsageInjection, withUsageRequested } from '../usage/meter.js';
+import { needsUsageInjection, withUsageRequested, withUsageRequestedBytes } from '../usage/meter.js';
 import { checkBuiltUrl } from './ssrf.js';
 import { ingressRoute, inputItems, withHistory, type IngressDialect } from '../ingress/index.js';
 
@@ -178,10 +178,17 @@ function withOverrides(body: Record<string, unknown>, target: Target): Record<st
   return { ...body, ...target.overrideParams };
 }
 
-/** The original bytes when nothing changed the body; otherwise the edited JSON, serialized once. */
+/**
+ * The original bytes when nothing changed the body (with the usage request spliced in when that is
+ * the only change); otherwise the edited JSON, serialized once.
+ */
 function requestBody(ctx: GatewayContext, target: Target, injectUsage: boolean): Buffer | string | null {
   const overrides = target.overrideParams;
   const hasOverrides = overrides !== undefined && Object.keys(overrides).length > 0;
+  if (injectUsage && !ctx.bodyChanged && !hasOverrides && ctx.body !== undefined && ctx.rawBody !== undefined) {
+    const spliced = withUsageRequestedBytes(ctx.rawBody, ctx.body);
+    if (spliced !== undefined) return spliced;
+  }
   if (ctx.body !== undefined && (ctx.bodyChanged || hasOverrides || injectUsage)) {
     const body = hasOverrides ? withOverrides(ctx.body, target) : ctx.body;
     return JSON.stringify(injectUsage ? withUsageRequested(body) : body);

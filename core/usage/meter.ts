@@ -44,6 +44,33 @@ export function withUsageRequested(body: Json): Json {
   return { ...body, stream_options: { ...(body.stream_options as Json | undefined), include_usage: true } };
 }
 
+const USAGE_MEMBER = Buffer.from(',"stream_options":{"include_usage":true}');
+
+/**
+ * The client's bytes with usage requested, when `stream_options` is not among its members: the
+ * member is added before the closing brace, so a long prompt is copied rather than serialised
+ * again (and reaches the upstream as the client wrote it). `raw` must be the bytes `body` was
+ * parsed from; undefined when the splice does not apply (an empty object, or one with `stream_options`:
+ * the caller serialises {@link withUsageRequested} instead).
+ */
+export function withUsageRequestedBytes(raw: Buffer, body: Json): Buffer | undefined {
+  if (body.stream_options !== undefined || !hasMember(body)) return undefined;
+  let close = raw.length - 1;
+  // JSON's whitespace after the root value: space, tab, line feed, carriage return.
+  while (close > 0 && (raw[close] === 0x20 || raw[close] === 0x09 || raw[close] === 0x0a || raw[close] === 0x0d)) close--;
+  if (raw[close] !== 0x7d /* } */) return undefined;
+  const out = Buffer.allocUnsafe(close + USAGE_MEMBER.length + 1);
+  raw.copy(out, 0, 0, close);
+  USAGE_MEMBER.copy(out, close);
+  out[out.length - 1] = 0x7d;
+  return out;
+}
+
+function hasMember(body: Json): boolean {
+  for (const _ in body) return true;
+  return false;
+}
+
 function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }
