@@ -423,7 +423,7 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
     const capture = settle ? this.#capture : undefined;
     const meter = settle ? this.meter : undefined;
     // Joined only for those who read the whole answer (the meter, onResponseBody observers).
-    const bytes = capture === undefined || (meter === undefined && this.rt.pipeline.onResponseBody === null) ? undefined : Buffer.concat(capture);
+    const bytes = capture === undefined || (meter === undefined && this.rt.pipeline.onResponseBody === null) ? undefined : joined(capture);
     if (capture !== undefined) {
       const json = expectsJson(this.ctx, this.#status);
       // The meter's parse serves both; with no meter, a byte check (answer-check.ts) instead of a parse.
@@ -444,4 +444,9 @@ export class UpstreamAnswer implements AnswerSink, FlowSource {
     }
     afterSettled(pending ?? seq.finish(bytes), () => this.resolve(result));
   }
+}
+
+/** The chunks as one buffer: an answer that came in one chunk (most do) is not copied. */
+function joined(chunks: Buffer[]): Buffer {
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
