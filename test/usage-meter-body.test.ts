@@ -6,8 +6,10 @@
  */
 import t from 'tap';
 import fc from 'fast-check';
-import { UsageMeter, readUsage, trailingUsage } from '../core/usage/meter.js';
+import { UsageMeter, readUsage, trailingUsage as trailingUsageOf } from '../core/usage/meter.js';
 import { jsonValue } from './helpers/fuzz.js';
+
+const trailingUsage = (text: string): ReturnType<typeof trailingUsageOf> => trailingUsageOf(Buffer.from(text));
 
 const meterOf = (text: string): UsageMeter => {
   const meter = new UsageMeter(false);
@@ -36,6 +38,19 @@ t.test('the root usage at the end is read from the end alone', async (t) => {
   t.same(trailingUsage(` \n${text}\n `), trailingUsage(text), 'blank space around the answer');
   t.same(trailingUsage('{"usage":{"input_tokens":3,"output_tokens":1}}'), { input_tokens: 3, output_tokens: 1 }, 'usage as the only member');
   t.same(trailingUsage('{"a":1, \n "usage":{"total_tokens":7}}'), { total_tokens: 7 }, 'blank space before the key');
+  const multibyte = chat('"usage":{"prompt_tokens":4,"completion_tokens":5,"total_tokens":9}').replace('"hi"', '"h\u00e9 \u{1F600} \u4E2D"');
+  t.same(trailingUsage(multibyte), { prompt_tokens: 4, completion_tokens: 5, total_tokens: 9 }, 'multi-byte characters before it');
+  // The key is looked for in the last 2 KB first: a usage object longer than that (blank space
+  // inside it) puts the key inside that window, across its edge, or before it.
+  const misses: number[] = [];
+  for (let pad = 1990; pad < 2080; pad++) {
+    const text = `{"model":"m","choices":[],"usage":{"total_tokens":7${' '.repeat(pad)}}}`;
+    if (trailingUsage(text)?.total_tokens !== 7 || meterOf(text).usage?.total_tokens !== 7) misses.push(pad);
+  }
+  t.same(misses, [], 'a long usage object is found wherever its key falls');
+  const decoy = `{"model":"m","usage":{"total_tokens":7},"data":[{"usage":{"total_tokens":999${' '.repeat(3000)}}}]}`;
+  t.equal(trailingUsage(decoy), undefined, 'a nested usage at the end of a long answer is not the root one');
+  t.equal(meterOf(decoy).usage?.total_tokens, 7, 'and the whole parse finds the root one');
 });
 
 t.test('anything else is left to the whole parse, which finds the root usage', async (t) => {
@@ -73,6 +88,8 @@ t.test('any answer: the meter reports what a whole parse of it reports (property
     fc.tuple(fc.string({ maxLength: 8 }), jsonValue(64)),
     fc.tuple(fc.string({ maxLength: 8 }), fc.record({ usage })),
     fc.tuple(fc.string({ maxLength: 8 }), fc.array(fc.record({ usage }), { maxLength: 2 })),
+    // Any Unicode text, multi-byte characters and lone surrogates included: the answer is searched as bytes.
+    fc.tuple(fc.string({ maxLength: 8, unit: 'binary' }), fc.string({ maxLength: 16, unit: 'binary' })),
   );
   fc.assert(
     fc.property(fc.array(member, { maxLength: 6 }), fc.boolean(), (members, spaced) => {

@@ -191,13 +191,12 @@ export class UsageMeter {
    * from its end alone (see {@link trailingUsage}); any other is parsed whole.
    */
   body(bytes: Buffer): boolean {
-    const text = bytes.toString('utf8');
-    const tail = readUsage(trailingUsage(text));
+    const tail = readUsage(trailingUsage(bytes));
     if (tail !== undefined) {
       this.usage = tail;
       return true;
     }
-    const parsed = jsonObject(text);
+    const parsed = jsonObject(bytes.toString('utf8'));
     if (parsed === undefined) return false;
     if (typeof parsed.model === 'string') this.model = parsed.model;
     const u = readUsage(parsed.usage);
@@ -249,28 +248,37 @@ function jsonObject(text: string): Json | undefined {
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const USAGE_KEY = '"usage":';
+const USAGE_KEY_BYTES = Buffer.from(USAGE_KEY);
+/** How far from the end the usage key is looked for first (bytes). */
+const TAIL_WINDOW = 2048;
 
 /**
  * The `usage` object of an answer whose last member it is, parsed alone (about half the cost of
  * parsing the whole answer, measured on a chat completion); undefined otherwise, and the caller
- * parses the whole answer. The text must start with `{` and end with `}` (the same check as
- * answer-check.ts makes of an answer nothing parses). The key found is the root's own:
+ * parses the whole answer. Only those bytes are decoded: a long answer is not turned into a string.
+ * The answer must start with `{` and end with `}` (the same check as answer-check.ts makes of an
+ * answer nothing parses). The key found is the root's own:
  * - the value must run from the key to the root's closing brace and parse on its own: a nested
  *   `usage` would leave its object's `}` (or an array's `]`) in between, and that does not parse;
  * - the key must follow `{` or `,`: a key that merely ends in `"usage"` (`"a\"usage"`) does not;
- * - inside a string, `"usage":` cannot occur unescaped.
+ * - inside a string, `"usage":` cannot occur unescaped (and in UTF-8 no byte of a multi-byte
+ *   character is an ASCII one, so the bytes are searched as the text would be).
  */
-export function trailingUsage(text: string): Json | undefined {
+export function trailingUsage(bytes: Buffer): Json | undefined {
   let first = 0;
-  while (first < text.length && isBlank(text.charCodeAt(first))) first++;
-  let close = text.length - 1;
-  while (close > first && isBlank(text.charCodeAt(close))) close--;
-  if (text.charCodeAt(first) !== 0x7b || text.charCodeAt(close) !== 0x7d) return undefined;
-  const key = text.lastIndexOf(USAGE_KEY, close);
+  while (first < bytes.length && isBlank(bytes[first]!)) first++;
+  let close = bytes.length - 1;
+  while (close > first && isBlank(bytes[close]!)) close--;
+  if (bytes[first] !== 0x7b || bytes[close] !== 0x7d) return undefined;
+  // The usage object is short: the key is looked for in the answer's last bytes, read as Latin-1
+  // (one character a byte, so an index in the text is one in the bytes), then further back.
+  const from = Math.max(first, close - TAIL_WINDOW);
+  const found = bytes.toString('latin1', from, close).lastIndexOf(USAGE_KEY);
+  const key = found !== -1 ? from + found : from > first ? bytes.lastIndexOf(USAGE_KEY_BYTES, from - 1) : -1;
   if (key <= first) return undefined;
   let before = key - 1;
-  while (before > first && isBlank(text.charCodeAt(before))) before--;
-  const c = text.charCodeAt(before);
+  while (before > first && isBlank(bytes[before]!)) before--;
+  const c = bytes[before];
   if (c !== 0x2c && c !== 0x7b) return undefined;
-  return jsonObject(text.slice(key + USAGE_KEY.length, close));
+  return jsonObject(bytes.toString('utf8', key + USAGE_KEY_BYTES.length, close));
 }
