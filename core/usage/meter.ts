@@ -56,8 +56,7 @@ const USAGE_MEMBER = Buffer.from(',"stream_options":{"include_usage":true}');
 export function withUsageRequestedBytes(raw: Buffer, body: Json): Buffer | undefined {
   if (body.stream_options !== undefined || !hasMember(body)) return undefined;
   let close = raw.length - 1;
-  // JSON's whitespace after the root value: space, tab, line feed, carriage return.
-  while (close > 0 && (raw[close] === 0x20 || raw[close] === 0x09 || raw[close] === 0x0a || raw[close] === 0x0d)) close--;
+  while (close > 0 && isBlank(raw[close]!)) close--;
   if (raw[close] !== 0x7d /* } */) return undefined;
   const out = Buffer.allocUnsafe(close + USAGE_MEMBER.length + 1);
   raw.copy(out, 0, 0, close);
