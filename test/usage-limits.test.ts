@@ -5,7 +5,7 @@
 import t from 'tap';
 import { request } from 'undici';
 import { startGateway, startMock, direct, ADMIN_KEY } from './helpers/gateway.js';
-import { period, policyBudgets } from '../plugins/usage-limits/budgets.js';
+import { entityBudgets, period, policyBudgets } from '../plugins/usage-limits/budgets.js';
 import { DEFAULT_WORKSPACE_SCOPES } from '../core/auth/scopes.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -137,5 +137,30 @@ t.test('usage limits', async (t) => {
     t.equal(monthly[0]?.counterId, 'p1:api_key:k1@2026-11');
     t.equal(cumulative[0]?.counterId, 'p1:api_key:k1');
     t.not(policyBudgets([{ ...base, periodic_reset: 'monthly' }], fakeCtx, { id: 'ws', slug: 'default' }, new Date('2026-12-01T00:00:01Z'))[0]?.counterId, monthly[0]?.counterId, 'next month: another counter');
+  });
+
+  t.test("an entity budget takes the date only when the entity has a limit, and its period from it", async (t) => {
+    type Store = Parameters<typeof entityBudgets>[0];
+    const storeWith = (usage_limits: unknown): Store =>
+      ({
+        c: {
+          apiKeys: { cached: (id: string) => (id === 'k1' ? { id: 'k1', usage_limits, last_reset_at: null, workspace_id: 'ws' } : undefined) },
+          virtualKeys: { cachedBy: () => undefined },
+          workspaces: { cached: () => undefined },
+          providers: { cachedBy: () => undefined },
+        },
+      }) as unknown as Store;
+    const fakeCtx = { get: () => ({ key_id: 'k1' }), headers: {}, metadata: {}, body: {}, plan: undefined } as unknown as Parameters<typeof entityBudgets>[1];
+    let asked = 0;
+    const now = (): Date => {
+      asked++;
+      return new Date('2026-11-21T07:00:00Z');
+    };
+    t.same(entityBudgets(storeWith(null), fakeCtx, { id: 'ws', slug: 'default' }, now), [], 'no limit: no budget');
+    t.equal(asked, 0, 'and no date');
+    const [monthly] = entityBudgets(storeWith({ credit_limit: 5, type: 'cost', periodic_reset: 'monthly' }), fakeCtx, { id: 'ws', slug: 'default' }, now);
+    t.equal(monthly?.counterId, 'entity:api_key:k1@start@2026-11', "the key's monthly counter");
+    t.equal(monthly?.resetsAt, Date.UTC(2026, 11, 1));
+    t.equal(asked, 1, 'the date, once');
   });
 });

@@ -174,7 +174,8 @@ function makeLogRecord(ctx: GatewayContext, outcome: Outcome, at: number, pricin
   const body = ctx.body;
   const requested = typeof body?.model === 'string' ? body.model : null;
   const overridden = ctx.target?.overrideParams?.model;
-  const model = typeof overridden === 'string' ? overridden : requested?.replace(/^@[^/]+\//, '') ?? null;
+  // `@provider/model` names the provider too; the record keeps the model alone.
+  const model = typeof overridden === 'string' ? overridden : requested?.startsWith('@') ? requested.replace(/^@[^/]+\//, '') : requested;
   const provider = ctx.provider ?? null;
   const usage = ctx.usage ?? null;
   const cost = usage && provider && model ? costOf(usage, provider, model, pricing) : { cents: 0, priced_as: null };

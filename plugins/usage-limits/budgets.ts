@@ -60,9 +60,9 @@ export function policyBudgets(policies: ReadonlyArray<Policy>, ctx: GatewayConte
   return out;
 }
 
-function entityBudget(kind: string, id: string, limits: Records.UsageLimits | null | undefined, marker: string, now: Date, workspaceId: string | null): Budget | undefined {
+function entityBudget(kind: string, id: string, limits: Records.UsageLimits | null | undefined, marker: string, now: () => Date, workspaceId: string | null): Budget | undefined {
   if (!limits || limits.credit_limit === null || limits.credit_limit === undefined) return undefined;
-  const per = period(limits.periodic_reset, now);
+  const per = period(limits.periodic_reset, now());
   return {
     counterId: `entity:${kind}:${id}@${marker}@${per.id}`,
     owner: `entity:${kind}:${id}`,
@@ -75,7 +75,8 @@ function entityBudget(kind: string, id: string, limits: Records.UsageLimits | nu
   };
 }
 
-export function entityBudgets(store: Store, ctx: GatewayContext, ws: WorkspaceFacts, now: Date): Budget[] {
+/** The budgets of the request's key, virtual key, workspace and provider; `now` is asked only when one has a limit. */
+export function entityBudgets(store: Store, ctx: GatewayContext, ws: WorkspaceFacts, now: () => Date): Budget[] {
   const out: Budget[] = [];
   const apiKeyId = factOf(ctx, ws, 'api_key');
   const virtualKey = factOf(ctx, ws, 'virtual_key');
