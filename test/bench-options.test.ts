@@ -23,3 +23,13 @@ t.test('the CPU idle facts are read from sysfs and told in one line', async (t) 
   t.equal(describeCpuIdle({ driver: 'haltpoll', governor: 'haltpoll', haltPollNs: 0 }), 'cpuidle haltpoll/haltpoll, guest_halt_poll_ns 0');
   t.equal(describeCpuIdle({ driver: 'intel_idle', governor: 'menu', haltPollNs: null }), 'cpuidle intel_idle/menu');
 });
+
+t.test("--first-warmup: each target's first run warms longer, never less than --warmup", async (t) => {
+  const opts = (argv: string[]): { warmup: number; firstWarmup: number } => parseOptions(argv) as { warmup: number; firstWarmup: number };
+  t.same(opts([]), { ...opts([]), warmup: 3, firstWarmup: 15 }, 'defaults: 3 s before each run, 15 s before a first');
+  t.equal(opts(['--first-warmup', '30']).firstWarmup, 30);
+  t.equal(opts(['--warmup', '20']).firstWarmup, 20, 'at least --warmup');
+  t.equal(opts(['--quick']).firstWarmup, 3, '--quick keeps the smoke run short');
+  t.equal(opts(['--first-warmup', '0', '--warmup', '0']).firstWarmup, 0, 'both off');
+  t.throws(() => parseOptions(['--first-warmup', 'long']), /--first-warmup must be a positive number/);
+});

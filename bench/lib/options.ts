@@ -6,6 +6,11 @@ export interface BenchOptions {
   duration: number;
   /** Seconds of discarded load before each measured run (JIT, pools, socket buffers). */
   warmup: number;
+  /**
+   * Seconds of discarded load before an endpoint's first measured run of the bench run (at least
+   * `warmup`): V8 optimises a gateway's request path over its first seconds under load.
+   */
+  firstWarmup: number;
   rounds: number;
   /** Connections for the throughput scenario. */
   connections: number;
@@ -27,13 +32,15 @@ export interface BenchOptions {
 export const USAGE = `Usage: node dist/bench/run.js [options]
   --duration S     seconds per measured run (default 10)
   --warmup S       seconds of warm-up before each run (default 3)
+  --first-warmup S seconds of warm-up before each target's first run, at least --warmup (default 15):
+                   V8 optimises the shipped pipeline's request path over its first 5-10 s of load
   --rounds N       interleaved rounds, median reported (default 3)
   --connections N  connections for the throughput scenario (default 32)
   --streams N      streamed requests per target per round (default 20)
   --only a,b       run only these scenarios (throughput, latency-c1, streaming, http2, dialects,
                    governance, default-pipeline, guardrails, mcp, prompt-render, distributed,
                    cache-hit, event-loop, analytics, logs, memory; soak runs only when named)
-  --quick          duration 3, warmup 1, rounds 1, streams 10: a fast smoke run
+  --quick          duration 3, warmup 1, first-warmup 3, rounds 1, streams 10: a fast smoke run
   --profile        run the gateway with --cpu-prof and print its top self-time functions; the
                    default-pipeline gateway (default-pipeline, guardrails, mcp) is profiled too,
                    its .cpuprofile kept beside --out
@@ -57,6 +64,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     options: {
       duration: { type: 'string' },
       warmup: { type: 'string' },
+      'first-warmup': { type: 'string' },
       rounds: { type: 'string' },
       connections: { type: 'string' },
       streams: { type: 'string' },
@@ -73,9 +81,12 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
   if (values.help) return 'help';
   // --quick sets the defaults; explicit flags still win.
   const quick = values.quick;
+  const warmup = values.warmup === '0' ? 0 : positive('warmup', values.warmup ?? (quick ? '1' : '3'), false);
+  const firstWarmup = values['first-warmup'] === '0' ? 0 : positive('first-warmup', values['first-warmup'] ?? (quick ? '3' : '15'), false);
   return {
     duration: positive('duration', values.duration ?? (quick ? '3' : '10'), false),
-    warmup: values.warmup === '0' ? 0 : positive('warmup', values.warmup ?? (quick ? '1' : '3'), false),
+    warmup,
+    firstWarmup: Math.max(warmup, firstWarmup),
     rounds: positive('rounds', values.rounds ?? (quick ? '1' : '3'), true),
     connections: positive('connections', values.connections ?? '32', true),
     streams: positive('streams', values.streams ?? (quick ? '10' : '20'), true),
