@@ -39,17 +39,11 @@ by_thread() {
     { d = ($3 - $2) * 1e6 / hz / n; if ($1 == pid) main = d; else { rest += d; if (d > top) top = d } }
     END { printf "main %.1f, busiest other %.1f, rest %.1f µs/req", main, top, rest - top }'
 }
-load() { # seconds → runs both loads at once, output in $TMP/{A,B}/w
-  taskset -c 0 wrk -t1 -c16 -d"$1"s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_A/v1/chat/completions" > "$TMP/A/w" 2>&1 &
-  local w=$!
-  taskset -c 0 wrk -t1 -c16 -d"$1"s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_B/v1/chat/completions" > "$TMP/B/w" 2>&1
-  wait "$w"
-}
-load 3
+load_ab 3
 HZ=$(getconf CLK_TCK)
 for w in $(seq "$W"); do
   ticks "$PID_A" > "$TMP/A/t0"; ticks "$PID_B" > "$TMP/B/t0"
-  load "$S"
+  load_ab "$S"
   ticks "$PID_A" > "$TMP/A/t1"; ticks "$PID_B" > "$TMP/B/t1"
   a0=$(total "$TMP/A/t0"); a1=$(total "$TMP/A/t1"); b0=$(total "$TMP/B/t0"); b1=$(total "$TMP/B/t1")
   na=$(awk '/requests in/ {print $1}' "$TMP/A/w"); nb=$(awk '/requests in/ {print $1}' "$TMP/B/w")

@@ -17,9 +17,7 @@ cd "$(dirname "$0")/.."
 source bench/lib/gateways.sh
 START_MS=${START_MS:-6000}
 WINDOW_MS=${WINDOW_MS:-8000}
-[ "${PIPE_A:-[]}" = shipped ] && PIPE_A=$(shipped_pipeline)
-PIPE_A=${PIPE_A:-[]}
-PIPE_B=${PIPE_B:-$(shipped_pipeline)}
+core_vs_shipped
 ENV_A="${ENV_A:-} ALLOC_OUT=$TMP/A.json ALLOC_START_MS=$START_MS ALLOC_MS=$WINDOW_MS"
 ENV_B="${ENV_B:-} ALLOC_OUT=$TMP/B.json ALLOC_START_MS=$START_MS ALLOC_MS=$WINDOW_MS"
 FLAGS_A="${FLAGS_A:-} --import ./dist/bench/lib/alloc-sampler.js"
@@ -31,10 +29,7 @@ await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log"
 # Load from now until past the window's end (it opens START_MS after each process started).
 SECS=$(( (START_MS + WINDOW_MS) / 1000 + 2 ))
 echo "loading both for $SECS s; window of $WINDOW_MS ms from $START_MS ms"
-taskset -c 0 wrk -t1 -c16 -d"$SECS"s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_A/v1/chat/completions" > "$TMP/A/w" 2>&1 &
-W=$!
-taskset -c 0 wrk -t1 -c16 -d"$SECS"s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_B/v1/chat/completions" > "$TMP/B/w" 2>&1
-wait "$W"
+load_ab "$SECS"
 for _ in $(seq 50); do [ -s "$TMP/A.json" ] && [ -s "$TMP/B.json" ] && break; sleep 0.2; done
 [ -s "$TMP/A.json" ] && [ -s "$TMP/B.json" ] || { echo "no profile written: see $TMP/{A,B}/gw.log"; tail -5 "$TMP/A/gw.log" "$TMP/B/gw.log"; exit 1; }
 node dist/bench/lib/alloc-report.js "$TMP/A.json" "$TMP/B.json" "${ROWS:-30}"

@@ -19,28 +19,20 @@ cd "$(dirname "$0")/.."
 source bench/lib/gateways.sh
 WARM=${WARM:-30}
 S=${SECONDS_PER:-12}
-[ "${PIPE_A:-[]}" = shipped ] && PIPE_A=$(shipped_pipeline)
-PIPE_A=${PIPE_A:-[]}
-PIPE_B=${PIPE_B:-$(shipped_pipeline)}
+core_vs_shipped
 # Names for JIT-compiled functions (perf reads /tmp/perf-PID.map), and frames for interpreted ones.
 FLAGS_A="${FLAGS_A:-} --perf-basic-prof-only-functions --interpreted-frames-native-stack"
 FLAGS_B="${FLAGS_B:-} --perf-basic-prof-only-functions --interpreted-frames-native-stack"
 chat_load_setup
 start_ab
 await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log"
-load() { # seconds → both loads at once, output in $TMP/{A,B}/w
-  taskset -c 0 wrk -t1 -c16 -d"$1"s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_A/v1/chat/completions" > "$TMP/A/w" 2>&1 &
-  local w=$!
-  taskset -c 0 wrk -t1 -c16 -d"$1"s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_B/v1/chat/completions" > "$TMP/B/w" 2>&1
-  wait "$w"
-}
 echo "warming both for $WARM s, then $S s profiled"
-load "$WARM"
+load_ab "$WARM"
 # perf spans the load with a little idle on each side; requests are counted over the load alone.
 perf record -F "${FREQ:-2000}" -g -p "$PID_A,$PID_B" -o "$TMP/perf.data" -- sleep "$((S + 1))" 2> "$TMP/perf.log" &
 P=$!
 sleep 0.3
-load "$S"
+load_ab "$S"
 wait "$P" || { cat "$TMP/perf.log"; exit 1; }
 na=$(awk '/requests in/ {print $1}' "$TMP/A/w"); nb=$(awk '/requests in/ {print $1}' "$TMP/B/w")
 perf script -F comm,pid,tid,ip,sym -i "$TMP/perf.data" > "$TMP/perf.txt" 2> /dev/null

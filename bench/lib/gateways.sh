@@ -7,6 +7,8 @@
 #   shipped_pipeline                              → config/gateway.yaml's pipeline as JSON (also bench/leave-one-out.sh)
 #   chat_load_setup                               → the mock on CPU 0 ($MOCK_PORT) and $TMP/req.lua, the chat completion wrk sends
 #   await_listening LOG…                         → waits up to 10 s for each, exits saying which did not start
+#   core_vs_shipped                               → PIPE_A defaults to the core ([]; `shipped` names the shipped one), PIPE_B to the shipped pipeline
+#   load_ab SECONDS                               → both gateways of an A/B under load at once, output in $TMP/{A,B}/w
 ADMIN=gw-bench-admin-key-$(node -e "process.stdout.write(require('crypto').randomBytes(16).toString('hex'))")
 MASTER=$(node -e "process.stdout.write(require('crypto').randomBytes(32).toString('hex'))")
 TMP=$(mktemp -d)
@@ -76,4 +78,21 @@ wrk.headers["x-gateway-provider"] = "openai"
 wrk.headers["x-gateway-custom-host"] = "http://127.0.0.1:$MOCK_PORT/v1"
 wrk.headers["x-gateway-api-key"] = "$ADMIN"
 LUA
+}
+
+# The pipelines of the tools that set the core (A) against the shipped pipeline (B) by default
+# (bench/alloc.sh, bench/perf-ab.sh); PIPE_A=shipped puts the shipped pipeline on both sides.
+core_vs_shipped() {
+  if [ "${PIPE_A:-[]}" = shipped ]; then PIPE_A=$(shipped_pipeline); fi
+  PIPE_A=${PIPE_A:-[]}
+  PIPE_B=${PIPE_B:-$(shipped_pipeline)}
+}
+
+# Both gateways of an A/B under load at once for $1 seconds, each by its own wrk -c16 from the
+# load CPU, with chat_load_setup's request; wrk's output in $TMP/A/w and $TMP/B/w.
+load_ab() {
+  taskset -c 0 wrk -t1 -c16 -d"$1"s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_A/v1/chat/completions" > "$TMP/A/w" 2>&1 &
+  local w=$!
+  taskset -c 0 wrk -t1 -c16 -d"$1"s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_B/v1/chat/completions" > "$TMP/B/w" 2>&1
+  wait "$w"
 }
