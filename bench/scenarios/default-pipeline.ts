@@ -68,9 +68,10 @@ function shippedPipeline(): string {
 
 /**
  * A gateway process on the shipped pipeline, probed once: its process, the pipeline text and the
- * plain gateway's direct-mode request with the admin key `auth` asks for.
+ * plain gateway's direct-mode request with the admin key `auth` asks for. `env` is added to the
+ * process's environment.
  */
-export async function startDefaultPipeline(ctx: BenchContext, base: BenchRequest): Promise<{ gateway: Service; pipeline: string; request: BenchRequest }> {
+export async function startDefaultPipeline(ctx: BenchContext, base: BenchRequest, env: Record<string, string> = {}): Promise<{ gateway: Service; pipeline: string; request: BenchRequest }> {
   const adminKey = `gw-bench-${randomBytes(24).toString('hex')}`;
   const pipeline = shippedPipeline();
   // With --profile, this gateway is profiled too; its profile is kept beside the results when it stops.
@@ -80,7 +81,7 @@ export async function startDefaultPipeline(ctx: BenchContext, base: BenchRequest
     name: 'default-pipeline gateway',
     dir: runTempDir('default-pipeline'),
     pipeline,
-    env: { GATEWAY_ADMIN_KEY: adminKey, GATEWAY_MASTER_KEY: randomBytes(32).toString('hex') },
+    env: { ...env, GATEWAY_ADMIN_KEY: adminKey, GATEWAY_MASTER_KEY: randomBytes(32).toString('hex') },
     ...(profileDir === undefined ? {} : { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] }),
   });
   const gateway: Service = profileDir === undefined ? started : {
