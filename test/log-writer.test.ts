@@ -10,6 +10,7 @@ import { createLogger } from '../core/logger.js';
 import { openLogDb, type StoredLog } from '../plugins/logging/log-db.js';
 import { BATCH, createLogWriter, type LogWriterOptions } from '../plugins/logging/log-writer.js';
 import { LOG_INDEX_DB } from '../plugins/logging/log-index.js';
+import { sweepAll } from '../plugins/logging/retention.js';
 import { logStats } from '../plugins/logging/stats.js';
 
 const record = (id: string, n: number): StoredLog =>
@@ -119,6 +120,31 @@ t.test('a thread that dies loses its batch, counted; the next batch gets a new t
   t.equal(logStats.dropped - before, 8, 'a second thread took (and lost) the next batch: the writer did not hang');
 });
 
+t.test('retention runs in the thread: the oldest records past max_records go, index entries with them', async (t) => {
+  const { root, db, writer } = setup(t);
+  for (let i = 0; i < 500; i++) writer.push(i);
+  await writer.flush();
+  const idx = root.openDB<unknown, Key>({ name: LOG_INDEX_DB });
+  const byModel = (): number => [...idx.getKeys({ start: ['md', 'model-1'], end: ['md', 'model-1', '\uffff'] })].length;
+  t.equal(byModel(), 167);
+  t.equal(await writer.sweep({ cutoffMs: 0, maxRecords: 450, limit: 100 }), 50, 'one slice: the excess of 50');
+  t.equal([...db.getKeys({})].length, 450, 'readable here at once');
+  t.equal([...db.getKeys({ limit: 1 })][0], 'rec-00050', 'the oldest went');
+  t.equal(byModel(), 150, 'with their index entries');
+  // A backlog larger than a slice is worked off in one sweep: 250 in slices of 100.
+  t.equal(await sweepAll((o) => writer.sweep(o), { cutoffMs: 0, maxRecords: 200, limit: 100 }, 0), 250);
+  t.equal([...db.getKeys({})].length, 200);
+  t.equal([...db.getKeys({ limit: 1 })][0], 'rec-00300');
+  t.equal(byModel(), 67, 'index entries of the 200 left only');
+  for (let i = 500; i < 520; i++) writer.push(i);
+  t.equal(await writer.sweep({ cutoffMs: 0, maxRecords: 200, limit: 100 }), 20, 'a sweep comes after the records pushed before it');
+});
+
+t.test('a sweep whose thread dies is rejected, not left waiting', async (t) => {
+  const { writer } = setup(t, { threadFile: new URL('./helpers/dying-log-thread.js', import.meta.url) });
+  await t.rejects(writer.sweep({ cutoffMs: 0, maxRecords: 10, limit: 100 }), /log thread stopped \(exit code 7\) before its retention sweep was done/);
+});
+
 t.test('close writes what is queued and stops the thread', async (t) => {
   const path = join(tempDir(), 'close.mdb');
   const root = open({ path, maxDbs: 128 });
@@ -130,6 +156,7 @@ t.test('close writes what is queued and stops the thread', async (t) => {
   db.resetReadTxn();
   t.equal([...db.getKeys({})].length, 10, 'every queued record is durable');
   t.notOk(writer.push(11), 'a closed writer takes nothing');
+  t.equal(await writer.sweep({ cutoffMs: 0, maxRecords: 1, limit: 100 }), 0, 'nor sweeps');
   await db.put('after', record('after', 0));
   t.ok(db.get('after'), 'the store stays usable here after the thread closed its handle');
 });

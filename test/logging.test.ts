@@ -21,7 +21,7 @@ import { definePlugin, type PluginDefinition } from '../core/index.js';
 import { standardPlugins } from '../plugins/index.js';
 import { openLogDb, type StoredLog } from '../plugins/logging/log-db.js';
 import type { LogStatsService } from '../plugins/logging/stats.js';
-import { sweep } from '../plugins/logging/retention.js';
+import { sweep, sweepAll, type SweepOptions } from '../plugins/logging/retention.js';
 import { idPrefix, scan, timeRange } from '../plugins/logging/scan.js';
 import { createBodyCapture } from '../plugins/logging/bodies.js';
 import { exportLine } from '../plugins/logging/export-filters.js';
@@ -492,6 +492,35 @@ t.test('machinery', async (t) => {
     t.equal(await sweep(db, { cutoffMs, maxRecords: 2, limit: 100 }), 3, 'past max_records the oldest go');
     t.same([...db.getKeys()], fresh.slice(3));
     t.equal(await sweep(db, { cutoffMs, maxRecords: 2, limit: 100 }), 0, 'nothing to do');
+    await root.close();
+  });
+
+  t.test('retention: a sweep runs slices until the bounds are met, not one slice a period', async (t) => {
+    // Past max_records under load, each period adds more records than one slice removes.
+    const root = open({ path: join(tempDir(), 'ret-all.mdb') });
+    const db = root.openDB<number, string>({ name: 'logs' });
+    const now = Date.now();
+    const ids = Array.from({ length: 75 }, (_, i) => idAt(now - 10_000 + i));
+    for (const id of ids) void db.put(id, 1);
+    await db.flushed;
+    const slices: number[] = [];
+    const slice = async (o: SweepOptions): Promise<number> => {
+      const n = await sweep(db, o);
+      slices.push(n);
+      return n;
+    };
+    t.equal(await sweepAll(slice, { cutoffMs: 0, maxRecords: 40, limit: 10 }, 0), 35, 'the whole excess');
+    t.same(slices, [10, 10, 10, 5], 'in slices of at most `limit`, the short one last');
+    t.same([...db.getKeys()], ids.slice(35), 'the newest 40 are left');
+    slices.length = 0;
+    t.equal(await sweepAll(slice, { cutoffMs: 0, maxRecords: 40, limit: 10 }, 0), 0, 'nothing to do: one empty slice');
+    t.same(slices, [0]);
+    let stop = false;
+    const stopping = async (o: SweepOptions): Promise<number> => {
+      stop = true;
+      return slice(o);
+    };
+    t.equal(await sweepAll(stopping, { cutoffMs: 0, maxRecords: 20, limit: 10 }, 0, () => stop), 10, 'a stopped sweeper ends after the slice in hand');
     await root.close();
   });
 

@@ -16,8 +16,14 @@ import { openFeedbackDb, weightedFeedbackByTrace } from './feedback.js';
 
 const DAY_MS = 86_400_000;
 const SWEEP_EVERY_MS = 60_000;
-/** Removals per sweep: a backlog is worked off over several sweeps, never in one long write. */
-const SWEEP_LIMIT = 10_000;
+/**
+ * Removals per slice of a sweep, in the log thread: a slice reads and decodes each record for its
+ * index entries (about 27 µs a record), so 2,000 hold the thread for some 50 ms, and the write
+ * batches queued meanwhile wait no longer than that. A sweep runs slices until the bounds are met.
+ */
+const SWEEP_LIMIT = 2_000;
+/** Between two slices of one sweep: the thread's queued writes go first. */
+const SWEEP_PAUSE_MS = 20;
 
 export interface BackendOptions<P> {
   queueMax: number;
@@ -45,12 +51,13 @@ export function openLmdbBackend<P>(store: Store, options: BackendOptions<P>): Lo
   });
   // `store.flush()` (shutdown, tests) waits for the records in the write thread too.
   const removeWriter = store.addWriter(() => writer.flush());
-  const sweeper = startSweeper(db, {
+  // In the log thread: on the event loop a slice held every request in flight for its whole length.
+  const sweeper = startSweeper((o) => writer.sweep(o), {
     everyMs: SWEEP_EVERY_MS,
+    pauseMs: SWEEP_PAUSE_MS,
     retentionMs: options.retentionDays * DAY_MS,
     maxRecords: options.maxRecords,
     limit: SWEEP_LIMIT,
-    idx,
     onError: (err) => options.log.error('log retention sweep failed', { err }),
   });
   const exportDb = openExportDb(store);

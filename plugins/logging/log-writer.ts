@@ -26,7 +26,8 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../core/index.js';
 import type { StoredLog } from './log-db.js';
-import type { FromLogThread, LogThreadData, ToLogThread } from './log-thread.js';
+import type { FromLogThread, LogThreadData, ThreadError, ToLogThread } from './log-thread.js';
+import type { SweepOptions } from './retention.js';
 import { logStats } from './stats.js';
 
 /**
@@ -67,13 +68,27 @@ export interface LogWriter<P> {
   close(): Promise<void>;
 }
 
+/** The embedded driver's writer: its thread also runs the store's retention. */
+export interface ThreadLogWriter<P> extends LogWriter<P> {
+  /**
+   * Runs one slice of retention (retention.ts `sweep`) in the thread, off the event loop, after
+   * the records pushed before it; resolves with the records removed (0 once closed).
+   */
+  sweep(options: SweepOptions): Promise<number>;
+}
+
 interface Batch {
   records: number;
   done: Promise<void>;
   settle(): void;
 }
 
-export function createLogWriter<P>(options: LogWriterOptions<P>): LogWriter<P> {
+/** An error the thread reported, with its code kept (`MDB_MAP_FULL`, …). */
+function threadError(e: ThreadError): Error {
+  return Object.assign(new Error(e.message), e.code === undefined ? {} : { code: e.code });
+}
+
+export function createLogWriter<P>(options: LogWriterOptions<P>): ThreadLogWriter<P> {
   let queue: P[] = [];
   /** Records handed to the thread and not yet acknowledged. */
   let inThread = 0;
@@ -82,6 +97,8 @@ export function createLogWriter<P>(options: LogWriterOptions<P>): LogWriter<P> {
   let scheduled = false;
   let seq = 0;
   const batches = new Map<number, Batch>();
+  /** Sweeps handed to the thread, by seq: settled by its answer, rejected if it stops first. */
+  const sweeps = new Map<number, { resolve(removed: number): void; reject(err: Error): void }>();
   let thread: Worker | undefined;
   const timer = setInterval(() => void flush(), options.flushMs);
   timer.unref();
@@ -91,7 +108,7 @@ export function createLogWriter<P>(options: LogWriterOptions<P>): LogWriter<P> {
     if (batch === undefined) return;
     batches.delete(id);
     inThread -= batch.records;
-    if (batches.size === 0) thread?.unref();
+    if (batches.size === 0 && sweeps.size === 0) thread?.unref();
     if (failed > 0) {
       logStats.dropped += failed;
       options.log.error('log batch write failed', { records: failed, err: error });
@@ -103,6 +120,13 @@ export function createLogWriter<P>(options: LogWriterOptions<P>): LogWriter<P> {
     if (message.type === 'written') {
       options.onCommitted?.();
       settle(message.seq, message.failed, message.error);
+    } else if (message.type === 'swept') {
+      const pending = sweeps.get(message.seq);
+      sweeps.delete(message.seq);
+      if (batches.size === 0 && sweeps.size === 0) thread?.unref();
+      options.onCommitted?.();
+      if (message.error === undefined) pending?.resolve(message.removed);
+      else pending?.reject(threadError(message.error));
     } else if (message.type === 'log') {
       options.log[message.level](message.msg, message.fields);
     }
@@ -119,6 +143,8 @@ export function createLogWriter<P>(options: LogWriterOptions<P>): LogWriter<P> {
     w.on('exit', (code) => {
       if (thread !== w) return;
       thread = undefined;
+      for (const pending of sweeps.values()) pending.reject(new Error(`log thread stopped (exit code ${code}) before its retention sweep was done`));
+      sweeps.clear();
       const lost = [...batches.keys()];
       if (lost.length > 0) options.log.error('log thread stopped: its batches are lost', { code, records: inThread });
       for (const id of lost) {
@@ -201,6 +227,24 @@ export function createLogWriter<P>(options: LogWriterOptions<P>): LogWriter<P> {
       return queue.length + inThread;
     },
     flush,
+    sweep(sweepOptions) {
+      if (closed) return Promise.resolve(0);
+      // What is queued goes first, so the sweep counts it.
+      post();
+      const id = ++seq;
+      return new Promise<number>((resolve, reject) => {
+        sweeps.set(id, { resolve, reject });
+        try {
+          thread ??= startThread();
+          // Held like a batch: a sweep in hand keeps the process alive until the thread answers.
+          thread.ref();
+          thread.postMessage({ type: 'sweep', seq: id, options: sweepOptions } satisfies ToLogThread);
+        } catch (err) {
+          sweeps.delete(id);
+          reject(err instanceof Error ? err : new Error(String(err)));
+        }
+      });
+    },
     async close() {
       closed = true;
       clearInterval(timer);

@@ -1,8 +1,9 @@
 /**
  * Retention: a background sweep removes the oldest records, by age (`retention_days`) and by
  * count (`max_records`). Ids are time-ordered, so the oldest records are the first keys and a
- * sweep reads only what it removes. Each run is bounded (`limit`), so a large backlog (a lowered
- * limit, a long stop) is worked off over several runs instead of in one long transaction.
+ * sweep reads only what it removes. Each slice is bounded (`limit`), so a large backlog (a lowered
+ * limit, a long stop, or simply more requests a minute than one slice holds) is worked off in
+ * several short transactions, one after the other, instead of in one long one.
  * A record's index entries (log-index.ts) go in the same transaction as the record.
  */
 import type { Database } from 'lmdb';
@@ -43,20 +44,46 @@ export interface Sweeper {
   stop(): void;
 }
 
-/** Runs {@link sweep} every `everyMs` (unref'd: it never keeps the process alive). */
+/** One slice of removals, wherever it runs (the log thread: LogWriter.sweep). */
+export type SweepSlice = (options: SweepOptions) => Promise<number>;
+
+/**
+ * Runs slices of at most `limit` removals until one comes back short (the bounds are met), with
+ * `pauseMs` between them so the writes queued meanwhile go first; resolves with the total removed.
+ * Under load past `max_records` every minute adds more records than one slice removes: a sweep
+ * that stopped after one slice would let the store grow past its bound without end.
+ */
+export async function sweepAll(slice: SweepSlice, options: SweepOptions, pauseMs: number, stopped: () => boolean = () => false): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const removed = await slice(options);
+    total += removed;
+    if (removed < options.limit || stopped()) return total;
+    await new Promise<void>((resolve) => setTimeout(resolve, pauseMs));
+    if (stopped()) return total;
+  }
+}
+
+/** Runs {@link sweepAll} every `everyMs` (unref'd: it never keeps the process alive). */
 export function startSweeper(
-  db: Database<unknown, string>,
-  options: { everyMs: number; retentionMs: number; maxRecords: number; limit: number; idx?: IndexDb; onError(err: unknown): void },
+  slice: SweepSlice,
+  options: { everyMs: number; pauseMs: number; retentionMs: number; maxRecords: number; limit: number; onError(err: unknown): void },
 ): Sweeper {
   let running = false;
+  let stopped = false;
   const run = (): void => {
     if (running) return;
     running = true;
-    sweep(db, { cutoffMs: Date.now() - options.retentionMs, maxRecords: options.maxRecords, limit: options.limit }, options.idx)
+    sweepAll(slice, { cutoffMs: Date.now() - options.retentionMs, maxRecords: options.maxRecords, limit: options.limit }, options.pauseMs, () => stopped)
       .catch(options.onError)
       .finally(() => (running = false));
   };
   const timer = setInterval(run, options.everyMs);
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return {
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
 }
