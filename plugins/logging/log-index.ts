@@ -163,11 +163,15 @@ function putLogSync(db: LogDb, idx: IndexDb, r: StoredLog): void {
   for (const [field, value] of indexTerms(r)) idx.putSync([field, indexValue(value), r.id], r.workspace_id);
 }
 
-/** Removes a record and its index entries (queued in one turn: lmdb-js commits them as one transaction). */
-export function removeLog(db: LogDb, idx: IndexDb, r: StoredLog): Promise<unknown> {
-  const writes: Array<Promise<boolean>> = [db.remove(r.id)];
-  for (const [field, value] of storedTerms(idx, r)) writes.push(idx.remove([field, indexValue(value), r.id]));
-  return Promise.all(writes);
+/**
+ * Removes a record and its index entries, inside the caller's write transaction (retention.ts
+ * `sweep`): no write queue and no promise per entry, as for {@link writeLogs}. Index entries go
+ * first, so a throw between them leaves the record findable by its id rather than an entry
+ * pointing at nothing. Throws what LMDB throws.
+ */
+export function removeLogSync(db: LogDb, idx: IndexDb, r: StoredLog): void {
+  for (const [field, value] of storedTerms(idx, r)) idx.removeSync([field, indexValue(value), r.id]);
+  db.removeSync(r.id);
 }
 
 /** The first (or last) key of a database, without reading further. */
