@@ -39,9 +39,6 @@ const WORKER_WAIT_MS = 1000;
 
 type Message = { type: 'collect'; seq: number } | ({ type: 'heap'; seq: number } & ThreadHeap);
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
 function heap(): ThreadHeap {
   const h = getHeapStatistics();
   return { threadId, usedBytes: h.used_heap_size, totalBytes: h.total_heap_size };
@@ -49,6 +46,8 @@ function heap(): ThreadHeap {
 
 const out = process.env.GC_PROBE_OUT;
 if (out !== undefined) {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
   const channel = new BroadcastChannel(CHANNEL);
   channel.unref();
   if (!isMainThread) {

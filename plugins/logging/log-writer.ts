@@ -103,12 +103,17 @@ export function createLogWriter<P>(options: LogWriterOptions<P>): ThreadLogWrite
   const timer = setInterval(() => void flush(), options.flushMs);
   timer.unref();
 
+  /** A thread holding no batch and no sweep never keeps the process alive. */
+  function unrefIfIdle(): void {
+    if (batches.size === 0 && sweeps.size === 0) thread?.unref();
+  }
+
   function settle(id: number, failed: number, error?: unknown): void {
     const batch = batches.get(id);
     if (batch === undefined) return;
     batches.delete(id);
     inThread -= batch.records;
-    if (batches.size === 0 && sweeps.size === 0) thread?.unref();
+    unrefIfIdle();
     if (failed > 0) {
       logStats.dropped += failed;
       options.log.error('log batch write failed', { records: failed, err: error });
@@ -123,7 +128,7 @@ export function createLogWriter<P>(options: LogWriterOptions<P>): ThreadLogWrite
     } else if (message.type === 'swept') {
       const pending = sweeps.get(message.seq);
       sweeps.delete(message.seq);
-      if (batches.size === 0 && sweeps.size === 0) thread?.unref();
+      unrefIfIdle();
       options.onCommitted?.();
       if (message.error === undefined) pending?.resolve(message.removed);
       else pending?.reject(threadError(message.error));

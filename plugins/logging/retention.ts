@@ -23,9 +23,10 @@ export interface SweepOptions {
  * Removes the oldest records past the age or count bound, in one write transaction; resolves with
  * how many it removed. With `idx`, each record's index entries are removed with it (the record is
  * read for its values). Inside lmdb-js's transaction callback with synchronous removes, as the
- * writes are (log-index.ts `writeLogs`): a promise per removed key cost about 27 µs a record,
- * more than writing it. A removal LMDB refuses ends the slice; what came before it is kept (lmdb-js
- * commits a transaction whose callback threw) and the error rejects the sweep.
+ * writes are (log-index.ts `writeLogs`). A removal costs about 28 µs either way, more than writing
+ * the record: most of it is LMDB's deletes in the index trees and the keys' encoding. A removal
+ * LMDB refuses ends the slice; what came before it is kept (lmdb-js commits a transaction whose
+ * callback threw) and the error rejects the sweep.
  */
 export function sweep(db: Database<unknown, string>, options: SweepOptions, idx?: IndexDb): Promise<number> {
   const logs = db as unknown as LogDb;
