@@ -36,11 +36,12 @@ for r in $(seq "$R"); do
   taskset -c 0 wrk -t1 -c1 -d"$D"s --latency -s "$TMP/req.lua" "$URL" > "$TMP/w"
   wait "$PERF"
   ticks > "$TMP/t1"
-  join "$TMP/t0" "$TMP/t1" | awk -v pid="$PID_G" '$1 != pid && $3 != 0 { print $1, "nice " $3 " thread " $1 }' > "$TMP/labels"
+  join "$TMP/t0" "$TMP/t1" > "$TMP/threads"   # tid, ticks and nice before, ticks and nice after
+  awk -v pid="$PID_G" '$1 != pid && $3 != 0 { print $1, "nice " $3 " thread " $1 }' "$TMP/threads" > "$TMP/labels"
   awk '/^ +50%/{p50=$2} /^ +90%/{p90=$2} /^ +99%/{p99=$2} /Requests\/sec/{rps=$2} END{printf "round %s: wrk at one connection p50 %s, p90 %s, p99 %s, %s req/s\n", r, p50, p90, p99, rps}' r="$r" "$TMP/w"
-  join "$TMP/t0" "$TMP/t1" | awk -v pid="$PID_G" -v hz="$HZ" -v d="$D" '
+  awk -v pid="$PID_G" -v hz="$HZ" -v d="$D" '
     { c = ($4 - $2) / hz / d * 100; if ($1 == pid) main = c; else { rest += c; if ($5 != 0) low += c } }
-    END { printf "CPU over the round: main thread %.1f %%, other threads %.1f %% (of which at a nice of their own %.1f %%)\n", main, rest, low }'
+    END { printf "CPU over the round: main thread %.1f %%, other threads %.1f %% (of which at a nice of their own %.1f %%)\n", main, rest, low }' "$TMP/threads"
   perf sched timehist -i "$TMP/sched.data" > "$TMP/timehist" 2> /dev/null
   node dist/bench/lib/sched-report.js "$TMP/timehist" "$PID_G" 1 "${THRESHOLD:-0.5}" "$TMP/labels"
   rm -f "$TMP/sched.data"
