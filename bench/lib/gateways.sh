@@ -69,15 +69,13 @@ chat_load_setup() {
   MOCK_PORT=$(port)
   taskset -c 0 node dist/bench/mock-upstream.js --port "$MOCK_PORT" > "$TMP/mock.log" 2>&1 &
   PIDS+=($!)
-  cat > "$TMP/req.lua" <<LUA
-wrk.method = "POST"
-wrk.body = '{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello to the benchmark in one short line."}],"max_tokens":16}'
-wrk.headers["content-type"] = "application/json"
-wrk.headers["authorization"] = "Bearer sk-bench"
-wrk.headers["x-gateway-provider"] = "openai"
-wrk.headers["x-gateway-custom-host"] = "http://127.0.0.1:$MOCK_PORT/v1"
-wrk.headers["x-gateway-api-key"] = "$ADMIN"
-LUA
+  # bench/lib/wrk.ts writes the script: the headers in one order in every wrk run, as a client sends them.
+  MOCK_PORT=$MOCK_PORT ADMIN=$ADMIN node --input-type=module -e "
+import { wrkScript } from './dist/bench/lib/wrk.js';
+const body = '{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"system\",\"content\":\"You are terse.\"},{\"role\":\"user\",\"content\":\"Say hello to the benchmark in one short line.\"}],\"max_tokens\":16}';
+const headers = { 'content-type': 'application/json', authorization: 'Bearer sk-bench', 'x-gateway-provider': 'openai', 'x-gateway-custom-host': 'http://127.0.0.1:' + process.env.MOCK_PORT + '/v1', 'x-gateway-api-key': process.env.ADMIN };
+process.stdout.write(wrkScript({ origin: '', request: { path: '/v1/chat/completions', body, headers }, connections: 1, durationSec: 1 }));
+" > "$TMP/req.lua"
 }
 
 # The pipelines of the tools that set the core (A) against the shipped pipeline (B) by default
