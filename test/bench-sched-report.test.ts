@@ -60,7 +60,7 @@ t.test('waits over the threshold are blamed on what ran on the CPU meanwhile, fo
 
 t.test('the report names the waits and the blamed tasks with their share', async (t) => {
   const out = formatReport(delayReport(parseTimehist(text), 100, 1, 0.5), 0.5);
-  t.match(out, /main thread: 4 runs; wait for the CPU p50 1\.000 \/ p99 2\.000 \/ p99\.9 2\.000 \/ max 2\.000 ms/);
+  t.match(out, /main thread: 4 runs; wait for the CPU p50 0\.100 \/ p99 2\.000 \/ p99\.9 2\.000 \/ max 2\.000 ms/);
   t.match(out, /waits of 0\.5 ms or more: 2 \(50\.00 % of runs\), 3\.0 ms in all/);
   t.match(out, /thread 104 +2\.0 ms +66\.7 %/);
 });

@@ -12,6 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { percentile } from './stats.js';
 
 /** One line of `perf sched timehist`: a task's run on a CPU, which ended at `end` (s). */
 export interface Run {
@@ -65,7 +66,8 @@ export interface DelayReport {
   blame: Array<[string, number]>;
 }
 
-const quantile = (sorted: number[], q: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!);
+/** The bench's nearest-rank percentile (stats.ts), and 0 for a thread that never ran. */
+const waitPercentile = (delays: number[], p: number): number => (delays.length === 0 ? 0 : percentile(delays, p));
 
 /**
  * The main thread (tid = pid) of `pid` on `cpu`: its waits, and for each wait of at least
@@ -95,13 +97,12 @@ export function delayReport(runs: readonly Run[], pid: number, cpu: number, thre
       blame.set(name, (blame.get(name) ?? 0) + (to - from) * 1e3);
     }
   });
-  delays.sort((a, b) => a - b);
   return {
     runs: delays.length,
-    p50: quantile(delays, 0.5),
-    p99: quantile(delays, 0.99),
-    p999: quantile(delays, 0.999),
-    max: delays.at(-1) ?? 0,
+    p50: waitPercentile(delays, 50),
+    p99: waitPercentile(delays, 99),
+    p999: waitPercentile(delays, 99.9),
+    max: delays.reduce((m, d) => (d > m ? d : m), 0),
     over,
     overMs,
     blame: [...blame].sort((a, b) => b[1] - a[1]),
