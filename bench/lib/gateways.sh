@@ -6,7 +6,7 @@
 #   start_ab                                      → gateways A and B of an A/B (bench/ab.sh, bench/mcp-ab.sh)
 #   shipped_pipeline                              → config/gateway.yaml's pipeline as JSON (also bench/leave-one-out.sh)
 #   chat_load_setup                               → the mock on CPU 0 ($MOCK_PORT) and $TMP/req.lua, the chat completion wrk sends
-#   await_listening LOG…                         → waits up to 10 s for each, exits saying which did not start
+#   await_listening LOG…                         → waits up to 30 s for each, exits saying which did not start
 #   core_vs_shipped                               → PIPE_A defaults to the core ([]; `shipped` names the shipped one), PIPE_B to the shipped pipeline
 #   load_ab SECONDS                               → both gateways of an A/B under load at once, output in $TMP/{A,B}/w
 ADMIN=gw-bench-admin-key-$(node -e "process.stdout.write(require('crypto').randomBytes(16).toString('hex'))")
@@ -37,10 +37,12 @@ start() {
   printf -v "PORT_$1" '%s' "$p"
 }
 
+# A gateway on the shipped pipeline takes about 4 s of CPU to start (module loading, schema
+# compilation); two starting at once on one core took more than 10 s.
 await_listening() {
   local log
   for log in "$@"; do
-    for _ in $(seq 100); do grep -q listening "$log" && break; sleep 0.1; done
+    for _ in $(seq 300); do grep -q listening "$log" && break; sleep 0.1; done
     grep -q listening "$log" || { echo "$log: did not start:"; cat "$log"; exit 1; }
   done
 }
