@@ -29,22 +29,21 @@ chat_load_setup
 start_ab
 await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log"
 
-# CPU ticks per thread of process $1 ("tid ticks" lines, sorted for join), and their sum in a snapshot file.
-ticks() { local t; for t in /proc/$1/task/*; do echo "${t##*/} $(awk '{print $14+$15}' "$t/stat")"; done | sort; }
+# The CPU ticks in a thread_ticks snapshot file.
 total() { awk '{s += $2} END {print s}' "$1"; }
 # µs per request of the main thread, the busiest other thread (the log thread where logging is on)
 # and all the rest (V8's GC helpers, libuv's pool), from two ticks snapshots, for $4 requests.
 by_thread() {
   join "$2" "$3" | awk -v pid="$1" -v n="$4" -v hz="$HZ" '
-    { d = ($3 - $2) * 1e6 / hz / n; if ($1 == pid) main = d; else { rest += d; if (d > top) top = d } }
+    { d = ($4 - $2) * 1e6 / hz / n; if ($1 == pid) main = d; else { rest += d; if (d > top) top = d } }
     END { printf "main %.1f, busiest other %.1f, rest %.1f µs/req", main, top, rest - top }'
 }
 load_ab 3
 HZ=$(getconf CLK_TCK)
 for w in $(seq "$W"); do
-  ticks "$PID_A" > "$TMP/A/t0"; ticks "$PID_B" > "$TMP/B/t0"
+  thread_ticks "$PID_A" > "$TMP/A/t0"; thread_ticks "$PID_B" > "$TMP/B/t0"
   load_ab "$S"
-  ticks "$PID_A" > "$TMP/A/t1"; ticks "$PID_B" > "$TMP/B/t1"
+  thread_ticks "$PID_A" > "$TMP/A/t1"; thread_ticks "$PID_B" > "$TMP/B/t1"
   a0=$(total "$TMP/A/t0"); a1=$(total "$TMP/A/t1"); b0=$(total "$TMP/B/t0"); b1=$(total "$TMP/B/t1")
   na=$(awk '/requests in/ {print $1}' "$TMP/A/w"); nb=$(awk '/requests in/ {print $1}' "$TMP/B/w")
   bad=$(cat "$TMP/A/w" "$TMP/B/w" | grep -c -E 'Non-2xx|Socket errors' || true)

@@ -26,16 +26,15 @@ URL="http://127.0.0.1:$PORT_G/v1/chat/completions"
 echo "gateway pid $PID_G, pipeline ${PIPE:-shipped}; warming up ${WARM:-30} s at 8 connections"
 taskset -c 0 wrk -t1 -c8 -d"${WARM:-30}"s -s "$TMP/req.lua" "$URL" > /dev/null
 
-# Threads at a nice of their own are labelled (the log thread runs at 10); CPU ticks per thread.
-ticks() { local t; for t in /proc/$PID_G/task/*; do echo "${t##*/} $(awk '{print $14+$15, $19}' "$t/stat")"; done | sort; }
+# Threads at a nice of their own are labelled (the log thread runs at 10).
 HZ=$(getconf CLK_TCK)
 for r in $(seq "$R"); do
-  ticks > "$TMP/t0"
+  thread_ticks "$PID_G" > "$TMP/t0"
   perf sched record -o "$TMP/sched.data" -- sleep "$D" > /dev/null 2>&1 &
   PERF=$!
   taskset -c 0 wrk -t1 -c1 -d"$D"s --latency -s "$TMP/req.lua" "$URL" > "$TMP/w"
   wait "$PERF"
-  ticks > "$TMP/t1"
+  thread_ticks "$PID_G" > "$TMP/t1"
   join "$TMP/t0" "$TMP/t1" > "$TMP/threads"   # tid, ticks and nice before, ticks and nice after
   awk -v pid="$PID_G" '$1 != pid && $3 != 0 { print $1, "nice " $3 " thread " $1 }' "$TMP/threads" > "$TMP/labels"
   awk '/^ +50%/{p50=$2} /^ +90%/{p90=$2} /^ +99%/{p99=$2} /Requests\/sec/{rps=$2} END{printf "round %s: wrk at one connection p50 %s, p90 %s, p99 %s, %s req/s\n", r, p50, p90, p99, rps}' r="$r" "$TMP/w"

@@ -9,6 +9,7 @@
 #   await_listening LOG…                         → waits up to 30 s for each, exits saying which did not start
 #   core_vs_shipped                               → PIPE_A defaults to the core ([]; `shipped` names the shipped one), PIPE_B to the shipped pipeline
 #   load_ab SECONDS                               → both gateways of an A/B under load at once, output in $TMP/{A,B}/w
+#   thread_ticks PID                              → "tid ticks nice" per thread of PID (CPU ticks from /proc), sorted for join
 ADMIN=gw-bench-admin-key-$(node -e "process.stdout.write(require('crypto').randomBytes(16).toString('hex'))")
 MASTER=$(node -e "process.stdout.write(require('crypto').randomBytes(32).toString('hex'))")
 TMP=$(mktemp -d)
@@ -36,6 +37,8 @@ start() {
   printf -v "PID_$1" '%s' "$!"
   printf -v "PORT_$1" '%s' "$p"
 }
+
+thread_ticks() { local t; for t in /proc/$1/task/*; do echo "${t##*/} $(awk '{print $14+$15, $19}' "$t/stat")"; done | sort; }
 
 # A gateway on the shipped pipeline takes about 4 s of CPU to start (module loading, schema
 # compilation); two starting at once on one core took more than 10 s.
@@ -71,12 +74,14 @@ chat_load_setup() {
   MOCK_PORT=$(port)
   taskset -c 0 node dist/bench/mock-upstream.js --port "$MOCK_PORT" > "$TMP/mock.log" 2>&1 &
   PIDS+=($!)
-  # bench/lib/wrk.ts writes the script: the headers in one order in every wrk run, as a client sends them.
+  # The gateway target's chat completion (bench/lib/targets.ts) with the admin key, in the script
+  # bench/lib/wrk.ts writes: the headers in one order in every wrk run, as a client sends them.
   MOCK_PORT=$MOCK_PORT ADMIN=$ADMIN node --input-type=module -e "
+import { createTarget } from './dist/bench/lib/targets.js';
 import { wrkScript } from './dist/bench/lib/wrk.js';
-const body = '{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"system\",\"content\":\"You are terse.\"},{\"role\":\"user\",\"content\":\"Say hello to the benchmark in one short line.\"}],\"max_tokens\":16}';
-const headers = { 'content-type': 'application/json', authorization: 'Bearer sk-bench', 'x-gateway-provider': 'openai', 'x-gateway-custom-host': 'http://127.0.0.1:' + process.env.MOCK_PORT + '/v1', 'x-gateway-api-key': process.env.ADMIN };
-process.stdout.write(wrkScript({ origin: '', request: { path: '/v1/chat/completions', body, headers }, connections: 1, durationSec: 1 }));
+const chat = createTarget('gateway', '', 0, 'http://127.0.0.1:' + process.env.MOCK_PORT).chatRequest();
+const request = { ...chat, headers: { ...chat.headers, 'x-gateway-api-key': process.env.ADMIN } };
+process.stdout.write(wrkScript({ origin: '', request, connections: 1, durationSec: 1 }));
 " > "$TMP/req.lua"
 }
 
