@@ -16,7 +16,8 @@ import { startGateway, addWorkspace, tempDir, ADMIN_KEY, type StartedGateway, ty
 import { DEFAULT_WORKSPACE_SCOPES } from '../core/auth/scopes.js';
 import { createLogger } from '../core/logger.js';
 import { openLogDb, type LogDb, type StoredLog } from '../plugins/logging/log-db.js';
-import { INDEXED, LOG_INDEX_DB, openLogIndex, startBackfill, writeLogs, type IndexDb, type IndexField } from '../plugins/logging/log-index.js';
+import { BACKFILL_META, INDEXED, startBackfill, writeLogs, type IndexField } from '../plugins/logging/log-index.js';
+import { INDEX_SLOTS, LOG_INDEX_DB, openLogIndex, type LogIndex } from '../plugins/logging/log-parts.js';
 import { newWalkState, queryLogs } from '../plugins/logging/log-query.js';
 import { sweep } from '../plugins/logging/retention.js';
 import { idPrefix } from '../plugins/logging/scan.js';
@@ -67,7 +68,7 @@ function rec(id: string, ms: number, o: Partial<StoredLog> = {}): StoredLog {
 interface Seeded {
   gw: StartedGateway;
   db: LogDb;
-  idx: IndexDb;
+  idx: LogIndex;
   teamA: { id: string; key: string };
   teamB: { id: string; key: string };
   /** Every seeded record, oldest first. */
@@ -85,7 +86,7 @@ async function seed(t: Teardown): Promise<Seeded> {
   const teamA = addWorkspace(gw.store, 'team-a', DEFAULT_WORKSPACE_SCOPES);
   const teamB = addWorkspace(gw.store, 'team-b', DEFAULT_WORKSPACE_SCOPES);
   const db = openLogDb(gw.store.root);
-  const idx = openLogIndex(gw.store);
+  const idx = openLogIndex(gw.store.root);
   const base = Date.now() - 120_000;
   const all: StoredLog[] = [];
   for (let i = 0; i < 120; i++) {
@@ -102,8 +103,12 @@ async function seed(t: Teardown): Promise<Seeded> {
       }),
     );
   }
-  const seeded = await writeLogs(db, idx, all);
-  if (seeded.failed > 0) throw new Error('seed records were not written', { cause: seeded.error });
+  // In batches of 10 and partitions of 25 records: every walk below crosses partitions.
+  for (let i = 0; i < all.length; i += 10) {
+    const seeded = await writeLogs(db, idx, all.slice(i, i + 10), 25);
+    if (seeded.failed > 0) throw new Error('seed records were not written', { cause: seeded.error });
+  }
+  if (idx.parts().length < 4) throw new Error('the seed was meant to span partitions');
   // The gateway logs its own admin calls (the list calls included): the window ends at the seed.
   const end = all.at(-1)!.created_at;
   const list = async (query: Record<string, string>, key = ADMIN_KEY): Promise<{ status: number; body: Json }> => {
@@ -112,6 +117,9 @@ async function seed(t: Teardown): Promise<Seeded> {
   };
   return { gw, db, idx, teamA, teamB, all, list };
 }
+
+/** Every index entry's key, in every slot. */
+const allKeys = (idx: LogIndex): string[][] => idx.slots.flatMap((slot) => [...slot.getKeys()] as string[][]);
 
 const newest = (records: StoredLog[]): string[] => records.map((r) => r.id).reverse();
 const ids = (body: Json): string[] => (body.data as Json[]).map((r) => r.id as string);
@@ -209,7 +217,7 @@ t.test('a record inserted via POST /v1/logs is indexed', async (t) => {
   });
   t.equal(res.statusCode, 200);
   const id = ((await res.body.json()) as Json).log_ids[0] as string;
-  const entries = [...s.idx.getKeys({ start: ['', ''], end: ['~'] })].filter((k) => (k as string[])[2] === id).map((k) => (k as string[]).slice(0, 2));
+  const entries = allKeys(s.idx).filter((k) => k[2] === id).map((k) => k.slice(0, 2));
   t.same(
     entries.sort(),
     [
@@ -228,29 +236,42 @@ t.test('a record inserted via POST /v1/logs is indexed', async (t) => {
   t.equal((await s.list({ ...open, trace_id: 'custom-indexed' }, s.teamB.key)).body.total, 0, 'not through another workspace');
 });
 
-t.test('sparse entries: no entry for a 2xx status or a trace id that is the record id, and filters on them still find every record', async (t) => {
-  const root = open({ path: join(tempDir(), 'sparse.mdb') });
+t.test('a store from before partitions: its `logs#idx` is the oldest partition, with its legacy entries, until its records are gone', async (t) => {
+  const root = open({ path: join(tempDir(), 'sparse.mdb'), maxDbs: 64 });
   const db = openLogDb(root);
-  const idx = root.openDB({ name: LOG_INDEX_DB }) as IndexDb;
+  const legacy = root.openDB<unknown, Key>({ name: LOG_INDEX_DB });
   const base = Date.now() - 60_000;
   const legacyIds: string[] = [];
-  // Records indexed the way it was done before: every status and trace id has an entry.
+  // Records indexed the way it was done before sparse entries: every status and trace id has an entry.
   for (let i = 0; i < 4; i++) {
     const r = rec(idAt(base + i, i), base + i);
     r.trace_id = r.id;
     legacyIds.push(r.id);
     await db.put(r.id, r);
     for (const [field, value] of [[INDEXED.status, '200'], [INDEXED.trace_id, r.id], [INDEXED.model, r.model!], [INDEXED.provider, r.provider!], [INDEXED.api_key_id, r.api_key_id!]] as const) {
-      await idx.put([field, value, r.id], null);
+      await legacy.put([field, value, r.id], null);
     }
   }
+  await legacy.put(['~backfill'], { cursor: legacyIds.at(-1)!, done: true });
+  const idx = openLogIndex(root);
+  t.same(idx.parts(), [{ slot: 0, first: '', records: 4 }], 'the old database is the one partition, holding the records so far');
+  await startBackfill(db, idx, silent).finished;
+  t.same(idx.meta(BACKFILL_META), { cursor: legacyIds.at(-1)!, done: true }, "the backfill's progress moves to the registry");
   const fresh = Array.from({ length: 20 }, (_, i) => {
     const r = rec(idAt(base + 100 + i, 100 + i), base + 100 + i, { status: i % 4 === 0 ? 503 : 200 });
     if (i % 2 === 0) r.trace_id = r.id;
     return r;
   });
-  t.same(await writeLogs(db, idx, fresh), { failed: 0 });
-  const entriesOf = (id: string): string[] => [...idx.getKeys({ start: ['', ''], end: ['~'] })].filter((k) => (k as string[])[2] === id).map((k) => (k as string[])[0]!);
+  t.same(await writeLogs(db, idx, fresh, 4), { failed: 0 });
+  t.same(
+    idx.parts().map((p) => [p.slot, p.first]),
+    [
+      [0, ''],
+      [1, fresh[0]!.id],
+    ],
+    'the first batch rolled to a new partition: the old one was full',
+  );
+  const entriesOf = (id: string): string[] => allKeys(idx).filter((k) => k[2] === id).map((k) => k[0]!);
   const ok = fresh[1]!;
   t.same(entriesOf(ok.id).sort(), [INDEXED.api_key_id, INDEXED.model, INDEXED.provider, INDEXED.trace_id].sort(), 'a 200 has no status entry');
   t.same(entriesOf(fresh[0]!.id).sort(), [INDEXED.api_key_id, INDEXED.model, INDEXED.provider, INDEXED.status].sort(), 'a 503 has one; a trace id equal to the id has none');
@@ -272,9 +293,13 @@ t.test('sparse entries: no entry for a 2xx status or a trace id that is the reco
     t.same(found.ids, [r.id], `trace ${r.trace_id === r.id ? 'equal to its id' : 'of its own'}: found once`);
     t.equal(found.path, INDEXED.trace_id);
   }
-  t.equal(idx.get(['~sparse']), fresh[0]!.id, 'where sparse entries begin is remembered');
+  const model = await walk([{ field: INDEXED.model, values: ['gpt-4o'] }], () => true, false);
+  t.same(model.ids, all.map((r) => r.id), 'one walk across the old partition and the new one');
   t.equal(await sweep(db, { cutoffMs: base + 50, maxRecords: 1000, limit: 100 }, idx), 4, 'the legacy records go');
-  for (const id of legacyIds) t.same(entriesOf(id), [], 'with their status and own-trace entries');
+  for (const id of legacyIds) t.same(entriesOf(id), [], 'with their status and own-trace entries: the old partition is cleared');
+  t.same((idx.slots[0]!.getStats() as { entryCount: number }).entryCount, 0, 'and `logs#idx` is empty, backfill key and all');
+  t.same(idx.parts().map((p) => p.slot), [1]);
+  t.same((await walk([{ field: INDEXED.model, values: ['gpt-4o'] }], () => true, false)).ids, fresh.map((r) => r.id));
   await root.close();
 });
 
@@ -309,31 +334,51 @@ t.test('exports read through the indexes: the same records as the filter says', 
   t.same((file.text as string).trimEnd().split('\n').map((l) => (JSON.parse(l) as Json).id), expected, 'oldest first, only its workspace');
 });
 
-t.test('retention removes index entries with their records', async (t) => {
-  const root = open({ path: join(tempDir(), 'ret-idx.mdb') });
+t.test('retention removes records by key; their entries are never seen again and go with their partition', async (t) => {
+  const root = open({ path: join(tempDir(), 'ret-idx.mdb'), maxDbs: 64 });
   const db = openLogDb(root);
-  const idx = root.openDB({ name: LOG_INDEX_DB }) as IndexDb;
+  const idx = openLogIndex(root);
   const now = Date.now();
   const old = [1, 2, 3].map((i) => rec(idAt(now - 40 * 86_400_000 + i, i), now - 40 * 86_400_000 + i, { model: 'old-model', workspace_id: 'ws-1' }));
   const fresh = [1, 2].map((i) => rec(idAt(now - 5000 + i, 10 + i), now - 5000 + i, { model: 'new-model', workspace_id: 'ws-1' }));
-  t.same(await writeLogs(db, idx, [...old, ...fresh]), { failed: 0 });
-  const entriesOf = (id: string): Key[] => [...idx.getKeys()].filter((k) => (k as string[])[2] === id);
-  t.ok(entriesOf(old[0]!.id).length >= 5, 'indexed first');
-  t.equal(await sweep(db, { cutoffMs: now - 30 * 86_400_000, maxRecords: 1000, limit: 100 }, idx), 3);
-  for (const r of old) t.same(entriesOf(r.id), [], 'no entry left for a removed record');
-  for (const r of fresh) t.ok(entriesOf(r.id).length >= 5, 'the others keep theirs');
-  const state = newWalkState();
-  const out: string[] = [];
-  for await (const chunk of queryLogs({ db, idx }, { terms: [{ field: INDEXED.workspace, values: ['ws-1'] }], newestFirst: false, match: () => true }, state)) out.push(...chunk.map((r) => r.id));
-  t.same(out, fresh.map((r) => r.id));
-  t.equal(state.path, INDEXED.workspace, 'through the index');
+  t.same(await writeLogs(db, idx, old.slice(0, 2), 2), { failed: 0 });
+  t.same(await writeLogs(db, idx, [old[2]!, ...fresh], 2), { failed: 0 });
+  t.same(
+    idx.parts().map((p) => p.first),
+    ['', old[2]!.id],
+    'two partitions',
+  );
+  const entriesOf = (id: string): string[][] => allKeys(idx).filter((k) => k[2] === id);
+  t.ok(entriesOf(old[0]!.id).length >= 4, 'indexed first');
+  const walk = async (): Promise<string[]> => {
+    const state = newWalkState();
+    const out: string[] = [];
+    for await (const chunk of queryLogs({ db, idx }, { terms: [{ field: INDEXED.workspace, values: ['ws-1'] }], newestFirst: false, match: () => true }, state)) out.push(...chunk.map((r) => r.id));
+    t.equal(state.path, INDEXED.workspace, 'through the index');
+    t.equal(state.visited, out.length, 'visiting no entry of a removed record');
+    return out;
+  };
+  t.equal(await sweep(db, { cutoffMs: now - 40 * 86_400_000 + 3, maxRecords: 1000, limit: 100 }, idx), 2);
+  t.same(await walk(), [old[2]!.id, ...fresh.map((r) => r.id)]);
+  t.equal(idx.count(INDEXED.workspace, 'ws-1', '', '\uffff', 100), 3, 'the count is of records kept');
+  for (const r of old.slice(0, 2)) t.same(entriesOf(r.id), [], 'the first partition went with its last record');
+  t.same(idx.parts().map((p) => p.first), [old[2]!.id]);
+  t.equal(await sweep(db, { cutoffMs: now - 30 * 86_400_000, maxRecords: 1000, limit: 100 }, idx), 1);
+  t.ok(entriesOf(old[2]!.id).length >= 4, 'a removed record of the newest partition leaves its entries there');
+  for (const r of fresh) t.ok(entriesOf(r.id).length >= 4, 'the others keep theirs');
+  t.same(await walk(), fresh.map((r) => r.id), 'and a walk never meets them');
+  t.equal(idx.count(INDEXED.workspace, 'ws-1', '', '\uffff', 100), 2, 'nor a count');
+  t.equal(await sweep(db, { cutoffMs: now, maxRecords: 1000, limit: 100 }, idx), 2, 'an age past every record');
+  t.same(await walk(), [], 'nothing through the index of an empty store');
+  t.equal(idx.count(INDEXED.workspace, 'ws-1', '', '\uffff', 100), 0);
+  t.equal(idx.parts().length, 1, 'the newest partition stays');
   await root.close();
 });
 
 t.test('records written before the indexes are backfilled in slices, once', async (t) => {
-  const root = open({ path: join(tempDir(), 'backfill.mdb') });
+  const root = open({ path: join(tempDir(), 'backfill.mdb'), maxDbs: 64 });
   const db = openLogDb(root);
-  const idx = root.openDB({ name: LOG_INDEX_DB }) as IndexDb;
+  const idx = openLogIndex(root);
   const base = Date.now() - 100_000;
   const before = Array.from({ length: 1200 }, (_, i) => rec(idAt(base + i, i), base + i, { model: i % 2 === 0 ? 'even' : 'odd' }));
   await Promise.all(before.map((r) => db.put(r.id, r)));
@@ -342,23 +387,24 @@ t.test('records written before the indexes are backfilled in slices, once', asyn
   const even = [];
   for await (const chunk of queryLogs({ db, idx }, { terms: [{ field: INDEXED.model, values: ['even'] }], newestFirst: true, match: (r) => r.model === 'even' }, newWalkState())) even.push(...chunk);
   t.equal(even.length, 600, 'every older record is reachable through the index');
-  t.equal(idx.getKeysCount({ start: [INDEXED.model, 'odd'], end: [INDEXED.model, 'odd', '\uffff'] }), 600);
+  t.equal(idx.count(INDEXED.model, 'odd', '', '\uffff', 10_000), 600);
   const again = startBackfill(db, idx, silent);
   await again.finished;
-  t.same(idx.get(['~backfill']), { cursor: before.at(-1)!.id, done: true }, 'done, and remembered');
-  const empty = root.openDB<StoredLog, string>({ name: 'logs-empty' });
-  const emptyIdx = root.openDB({ name: 'logs-empty#idx' }) as IndexDb;
-  await startBackfill(empty, emptyIdx, silent).finished;
-  t.match(emptyIdx.get(['~backfill']), { done: true }, 'a fresh database needs no backfill');
+  t.same(idx.meta(BACKFILL_META), { cursor: before.at(-1)!.id, done: true }, 'done, and remembered');
   await root.close();
+  const fresh = open({ path: join(tempDir(), 'backfill-empty.mdb'), maxDbs: 64 });
+  const emptyIdx = openLogIndex(fresh);
+  await startBackfill(openLogDb(fresh), emptyIdx, silent).finished;
+  t.match(emptyIdx.meta(BACKFILL_META), { done: true }, 'a fresh database needs no backfill');
+  await fresh.close();
 });
 
 t.test('the walk is bounded: a filter matching nothing in a wide window stops with a cursor', async (t) => {
-  const root = open({ path: join(tempDir(), 'bound.mdb') });
+  const root = open({ path: join(tempDir(), 'bound.mdb'), maxDbs: 64 });
   const db = openLogDb(root);
-  const idx = root.openDB({ name: LOG_INDEX_DB }) as IndexDb;
+  const idx = openLogIndex(root);
   const base = Date.now() - 1_000_000;
-  t.same(await writeLogs(db, idx, Array.from({ length: 3000 }, (_, i) => rec(idAt(base + i, i), base + i, { metadata: { n: String(i) } }))), { failed: 0 });
+  t.same(await writeLogs(db, idx, Array.from({ length: 3000 }, (_, i) => rec(idAt(base + i, i), base + i, { metadata: { n: String(i) } })), 10_000), { failed: 0 });
   const { listLogs } = await import('../plugins/logging/log-list.js');
   // `metadata` has no index: the time order is walked, and the visit budget is what stops it.
   const query = { metadata: '{"n":"5"}', current_page: 0, page_size: 10 };
@@ -386,5 +432,86 @@ t.test('the walk is bounded: a filter matching nothing in a wide window stops wi
   const exact = await listLogs({ db, idx }, { current_page: 0, page_size: 10 }, null, { visit: 100_000, total: 50 });
   t.match(exact, { total: 3000, total_exact: true, has_more: true }, 'without a time bound the index counts exactly');
   t.equal(exact.data.length, 10);
+  await root.close();
+});
+
+t.test('index partitions: every range read across them is the brute-force answer, through rolls, releases, reused slots and full slots', async (t) => {
+  const root = open({ path: join(tempDir(), 'parts.mdb'), maxDbs: 64 });
+  const db = openLogDb(root);
+  const idx = openLogIndex(root);
+  const base = Date.now() - 3_600_000;
+  let n = 0;
+  const live: StoredLog[] = [];
+  const write = async (count: number, partSize: number): Promise<void> => {
+    const batch = Array.from({ length: count }, () => {
+      const i = n++;
+      return rec(idAt(base + i * 10, i), base + i * 10, { workspace_id: i % 3 === 0 ? 'ws-a' : 'ws-b', model: `m${i % 4}` });
+    });
+    t.same(await writeLogs(db, idx, batch, partSize), { failed: 0 });
+    live.push(...batch);
+  };
+  /** Compares every kind of read with the records kept: directions, bounds inside and across partitions, cursors, limits, counts. */
+  const check = (label: string): void => {
+    const ids = live.map((r) => r.id);
+    const cuts = ['', ids[0] ?? '', ids[Math.floor(ids.length / 3)] ?? '', ids[Math.floor(ids.length / 2)] ?? '', ids.at(-2) ?? '', '\uffff'];
+    let failures = 0;
+    for (const [field, value, has] of [
+      [INDEXED.workspace, 'ws-a', (r: StoredLog) => r.workspace_id === 'ws-a'],
+      [INDEXED.model, 'm1', (r: StoredLog) => r.model === 'm1'],
+    ] as const) {
+      for (const low of cuts) {
+        for (const high of cuts) {
+          if (high <= low) continue;
+          const want = live.filter((r) => has(r) && r.id >= low && r.id < high).map((r) => r.id);
+          // Reverse reads take lmdb's bounds as before partitions: `high` inclusive, `low` exclusive (queryLogs re-checks both).
+          const wantReverse = live.filter((r) => has(r) && r.id > low && r.id <= high).map((r) => r.id).reverse();
+          for (const reverse of [false, true]) {
+            const got = idx.entries({ field, value, low, high, reverse }).map((e) => e.id);
+            if (JSON.stringify(got) !== JSON.stringify(reverse ? wantReverse : want)) failures++;
+            // Pages of 7 after a cursor: the same ids, each once.
+            const paged: string[] = [];
+            for (let after: string | undefined; ; ) {
+              const page = idx.entries({ field, value, low, high, reverse, after, limit: 7 });
+              paged.push(...page.map((e) => e.id));
+              if (page.length < 7) break;
+              after = page.at(-1)!.id;
+            }
+            if (JSON.stringify(paged) !== JSON.stringify(got)) failures++;
+          }
+          if (idx.count(field, value, low, high, 10_000) !== want.length) failures++;
+          if (idx.count(field, value, low, high, 5) !== Math.min(5, want.length)) failures++;
+        }
+      }
+    }
+    t.equal(failures, 0, `${label}: every read matches (${live.length} records, ${idx.parts().length} partitions)`);
+  };
+
+  for (let i = 0; i < 10; i++) await write(10, 30);
+  t.same(idx.parts().map((p) => p.slot), [0, 1, 2, 3], 'a partition per 30 records (each rolled at a batch)');
+  check('after rolls');
+
+  const excess = await sweep(db, { cutoffMs: 0, maxRecords: 45, limit: 1000 }, idx);
+  t.equal(excess, 55);
+  live.splice(0, 55);
+  t.same(idx.parts().map((p) => p.slot), [1, 2, 3], "the partition whose records are all gone was released; the next one's oldest are gone too");
+  t.equal((idx.slots[0]!.getStats() as { entryCount: number }).entryCount, 0, 'its slot is empty');
+  check('after a release, with entries of removed records left in the oldest partition');
+
+  for (let i = 0; i < 6; i++) await write(10, 30);
+  t.same(idx.parts().map((p) => p.slot), [1, 2, 3, 0, 4], 'the freed slot was taken again, for the newest ids');
+  check('with a reused slot');
+
+  for (let i = 0; i < 30; i++) await write(5, 5);
+  t.equal(idx.parts().length, INDEX_SLOTS, 'every slot in use');
+  const newest = idx.parts().at(-1)!;
+  t.ok(newest.records > 5, `with no free slot the newest partition keeps growing (${newest.records} records)`);
+  check('with every slot in use');
+
+  t.equal(await sweep(db, { cutoffMs: 0, maxRecords: 20, limit: 1000 }, idx), live.length - 20);
+  live.splice(0, live.length - 20);
+  t.ok(idx.parts().length < INDEX_SLOTS, 'slots freed');
+  check('after a large sweep');
+  await write(10, 5);
+  check('rolled again into a freed slot');
   await root.close();
 });

@@ -4,12 +4,12 @@
  */
 import t, { type Test } from 'tap';
 import { join } from 'node:path';
-import { open, type Key, type RootDatabase } from 'lmdb';
+import { open, type RootDatabase } from 'lmdb';
 import { tempDir } from './helpers/gateway.js';
 import { createLogger } from '../core/logger.js';
 import { openLogDb, type StoredLog } from '../plugins/logging/log-db.js';
 import { BATCH, createLogWriter, type LogWriterOptions } from '../plugins/logging/log-writer.js';
-import { LOG_INDEX_DB } from '../plugins/logging/log-index.js';
+import { openLogIndex } from '../plugins/logging/log-parts.js';
 import { sweepAll } from '../plugins/logging/retention.js';
 import { logStats } from '../plugins/logging/stats.js';
 
@@ -24,6 +24,8 @@ function setup(t: Test, overrides: Partial<LogWriterOptions<number>> = {}) {
   const log = createLogger({ level: 'info', write: (line) => lines.push(JSON.parse(line) as { level: string; msg: string }) });
   const writer = createLogWriter<number>({
     path,
+    // Small partitions: the thread rolls them as it writes.
+    partSize: 100,
     queueMax: 10_000,
     flushMs: 60_000,
     log,
@@ -40,17 +42,28 @@ function setup(t: Test, overrides: Partial<LogWriterOptions<number>> = {}) {
 
 t.test('records and their index entries are written by the thread, readable here once flush resolves', async (t) => {
   const { root, db, writer } = setup(t);
-  for (let i = 0; i < 500; i++) writer.push(i);
-  await writer.flush();
+  // Five batches: the thread rolls a partition of 100 records at each.
+  for (let i = 0; i < 500; i++) {
+    writer.push(i);
+    if (i % 100 === 99) await writer.flush();
+  }
   t.equal(writer.queued, 0, 'nothing left to write');
   t.equal([...db.getKeys({})].length, 500, 'every record written once');
   t.equal(db.get('rec-00499')?.trace_id, 't-499', 'the last one complete');
-  const idx = root.openDB<unknown, Key>({ name: LOG_INDEX_DB });
-  const byModel = [...idx.getKeys({ start: ['md', 'model-1'], end: ['md', 'model-1', '\uffff'] })];
-  t.equal(byModel.length, 167, 'model index entries for every record of that model');
-  const failed = [...idx.getKeys({ start: ['st', '503'], end: ['st', '503', '\uffff'] })];
-  t.equal(failed.length, 50, 'status entries for the 503s only (2xx are not indexed)');
-  t.equal(idx.get(['~sparse']), 'rec-00000', 'where sparse entries begin is stored with the first batch');
+  const idx = openLogIndex(root);
+  t.equal(idx.count('md', 'model-1', '', '\uffff', 10_000), 167, 'model index entries for every record of that model');
+  t.equal(idx.count('st', '503', '', '\uffff', 10_000), 50, 'status entries for the 503s only (2xx are not indexed)');
+  const parts = idx.parts();
+  t.same(
+    parts.map((p) => p.first),
+    ['', 'rec-00100', 'rec-00200', 'rec-00300', 'rec-00400'],
+    'the thread rolled partitions',
+  );
+  t.equal(
+    parts.reduce((sum, p) => sum + p.records, 0),
+    500,
+    'each record counted in one partition',
+  );
   t.equal(logStats.dropped, 0, 'nothing dropped');
 });
 
@@ -120,12 +133,17 @@ t.test('a thread that dies loses its batch, counted; the next batch gets a new t
   t.equal(logStats.dropped - before, 8, 'a second thread took (and lost) the next batch: the writer did not hang');
 });
 
-t.test('retention runs in the thread: the oldest records past max_records go, index entries with them', async (t) => {
+t.test('retention runs in the thread: the oldest records past max_records go, index partitions with them', async (t) => {
   const { root, db, writer } = setup(t);
-  for (let i = 0; i < 500; i++) writer.push(i);
-  await writer.flush();
-  const idx = root.openDB<unknown, Key>({ name: LOG_INDEX_DB });
-  const byModel = (): number => [...idx.getKeys({ start: ['md', 'model-1'], end: ['md', 'model-1', '\uffff'] })].length;
+  for (let i = 0; i < 500; i++) {
+    writer.push(i);
+    if (i % 100 === 99) await writer.flush();
+  }
+  const idx = openLogIndex(root);
+  const byModel = (): number => idx.count('md', 'model-1', '', '\uffff', 10_000);
+  const oldest = idx.parts()[0]!.slot;
+  const entriesIn = (slot: number): number => (idx.slots[slot]!.getStats() as { entryCount: number }).entryCount;
+  t.ok(entriesIn(oldest) > 0);
   t.equal(byModel(), 167);
   t.equal(await writer.sweep({ cutoffMs: 0, maxRecords: 450, limit: 100 }), 50, 'one slice: the excess of 50');
   t.equal([...db.getKeys({})].length, 450, 'readable here at once');
@@ -136,6 +154,12 @@ t.test('retention runs in the thread: the oldest records past max_records go, in
   t.equal([...db.getKeys({})].length, 200);
   t.equal([...db.getKeys({ limit: 1 })][0], 'rec-00300');
   t.equal(byModel(), 67, 'index entries of the 200 left only');
+  t.same(
+    idx.parts().map((p) => p.first),
+    ['rec-00300', 'rec-00400'],
+    'the partitions whose records all went were released',
+  );
+  t.equal(entriesIn(oldest), 0, 'their entries with them');
   for (let i = 500; i < 520; i++) writer.push(i);
   t.equal(await writer.sweep({ cutoffMs: 0, maxRecords: 200, limit: 100 }), 20, 'a sweep comes after the records pushed before it');
 });
@@ -150,7 +174,7 @@ t.test('close writes what is queued and stops the thread', async (t) => {
   const root = open({ path, maxDbs: 128 });
   t.teardown(() => root.close());
   const db = openLogDb(root);
-  const writer = createLogWriter<number>({ path, queueMax: 100, flushMs: 60_000, log: createLogger({ level: 'error' }), finish: (n) => record(`c-${n}`, n) });
+  const writer = createLogWriter<number>({ path, partSize: 10_000, queueMax: 100, flushMs: 60_000, log: createLogger({ level: 'error' }), finish: (n) => record(`c-${n}`, n) });
   for (let i = 0; i < 10; i++) writer.push(i);
   await writer.close();
   db.resetReadTxn();

@@ -25,7 +25,8 @@ import { Pool, request } from 'undici';
 import { openStore } from '../../core/store/store.js';
 import { createLogger } from '../../core/logger.js';
 import { openLogDb, type StoredLog } from '../../plugins/logging/log-db.js';
-import { openLogIndex, writeLogs } from '../../plugins/logging/log-index.js';
+import { BACKFILL_META, writeLogs } from '../../plugins/logging/log-index.js';
+import { openLogIndex, partSizeFor } from '../../plugins/logging/log-parts.js';
 import { idPrefix } from '../../plugins/logging/scan.js';
 import { startMockUpstream } from '../mock-upstream.js';
 import { startService } from '../lib/processes.js';
@@ -39,6 +40,8 @@ const ADMIN_KEY = 'gw-bench-logs-admin-key-0123456789abcdefghij';
 const MASTER_KEY = 'gw-bench-logs-master-key-0123456789abcdefghijklmnop';
 const DEFAULT_CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 const DAY_MS = 86_400_000;
+/** The gateway's bound here: nothing is swept during the bench. */
+const MAX_RECORDS = 100_000_000;
 const BATCH = 10_000;
 const CHAT_CONCURRENCY = 8;
 
@@ -104,7 +107,9 @@ async function seed(dir: string, n: number, log: (line: string) => void): Promis
   const store = openStore({ dir, log: createLogger({ level: 'warn' }), env: { GATEWAY_MASTER_KEY: MASTER_KEY } });
   try {
     const db = openLogDb(store.root);
-    const idx = openLogIndex(store);
+    const idx = openLogIndex(store.root);
+    // In the partitions the gateway below would write them to.
+    const partSize = partSizeFor(MAX_RECORDS);
     const have = (db.getStats() as { entryCount?: number }).entryCount ?? 0;
     if (have >= n) {
       log(`logs: ${have} records already in ${dir}`);
@@ -114,12 +119,12 @@ async function seed(dir: string, n: number, log: (line: string) => void): Promis
     const t0 = performance.now();
     for (let from = 0; from < n; from += BATCH) {
       const batch = Array.from({ length: Math.min(n, from + BATCH) - from }, (_, k) => record(from + k, n, start));
-      const { failed, error } = await writeLogs(db, idx, batch);
+      const { failed, error } = await writeLogs(db, idx, batch, partSize);
       if (failed > 0) throw new Error(`logs: ${failed} seeded records were not written`, { cause: error });
       if ((from / BATCH) % 10 === 0) log(`logs: seeded ${from + BATCH} / ${n}`);
     }
     // Every seeded record is indexed: the gateway has nothing to backfill.
-    await idx.put(['~backfill'], { cursor: null, done: true });
+    await idx.putMeta(BACKFILL_META, { cursor: null, done: true });
     await store.flush();
     return { seeded: n, ms: performance.now() - t0 };
   } finally {
@@ -251,7 +256,7 @@ export async function runLogsBench(options: LogsBenchOptions, log: (line: string
   writeFileSync(
     config,
     `server: {host: 127.0.0.1, port: ${port}}\nstore: {path: ${JSON.stringify(data)}}\nsecurity: {custom_hosts: {allow: [127.0.0.1]}}\n` +
-      `pipeline:\n  - logging: {max_records: 100000000, retention_days: 3650}\n  - auth\n`,
+      `pipeline:\n  - logging: {max_records: ${MAX_RECORDS}, retention_days: 3650}\n  - auth\n`,
   );
   const gw = await startService({
     name: 'logs-gateway',

@@ -6,9 +6,10 @@
  * Put it FIRST in the pipeline: response hooks run in reverse, so the first plugin sees the final
  * outcome of everything after it, including a refusal by auth or rate-limit.
  *
- *   onDone ─▶ buildLogRecord (core) ─▶ bounded queue ─every flush_ms─▶ `logs` db + `logs#idx` (batched puts)
+ *   onDone ─▶ buildLogRecord (core) ─▶ bounded queue ─every flush_ms─▶ `logs` db + index partitions (batched puts)
  *                                       └ full: dropped, counted (`log-stats` service)
- *   sweeper (every minute) ─▶ removes the oldest past retention_days / max_records, index entries too
+ *   sweeper (every minute) ─▶ removes the oldest past retention_days / max_records by key; an index
+ *                             partition left without records is cleared whole (log-parts.ts)
  *   backfill (once, after an upgrade) ─▶ indexes older records in slices (log-index.ts)
  *   close ─▶ writes what is queued and waits until it is durable
  *

@@ -21,7 +21,8 @@ import type { StoredLog } from './log-db.js';
 import { countRecords } from './log-db.js';
 import { logFilter, type LogFilter, type LogListQuery } from './log-filters.js';
 import { INDEXED, termIndexed } from './log-index.js';
-import { countKeys, MAX_MERGE, newWalkState, queryLogs, TOP, type LogSources } from './log-query.js';
+import { countKeys, MAX_MERGE, newWalkState, queryLogs, type LogSources } from './log-query.js';
+import { TOP } from './log-parts.js';
 import { timeRange } from './scan.js';
 import { logSchema } from './views.js';
 
@@ -110,7 +111,7 @@ function indexCount(src: LogSources, filter: LogFilter, high: string | undefined
   if (others.some((t) => t.field === INDEXED.trace_id || t.values.some((v) => !termIndexed(t.field, v)))) return undefined;
   const ws = filter.workspaceId;
   const bounded = (n: number): { n: number; exact: boolean } => ({ n, exact: n < EXACT_BOUND });
-  const keys = (field: string, value: string, cap: number): number => countKeys(src.idx, [field, value, ''], [field, value, high ?? TOP], cap);
+  const keys = (field: string, value: string, cap: number): number => src.idx.count(field, value, '', high ?? TOP, cap);
   if (others.length === 0) {
     if (ws !== undefined) return bounded(keys(INDEXED.workspace, ws, EXACT_BOUND));
     // The whole database: LMDB keeps its entry count.
@@ -128,9 +129,9 @@ function indexCount(src: LogSources, filter: LogFilter, high: string | undefined
   let n = 0;
   let seen = 0;
   for (const v of term.values) {
-    for (const { value } of src.idx.getRange({ start: [term.field, v, ''], end: [term.field, v, high ?? TOP], limit: EXACT_BOUND - seen })) {
+    for (const e of src.idx.entries({ field: term.field, value: v, low: '', high: high ?? TOP, limit: EXACT_BOUND - seen })) {
       seen++;
-      if (value === ws) n++;
+      if (e.ws === ws) n++;
     }
     if (seen >= EXACT_BOUND) return { n, exact: false };
   }

@@ -11,9 +11,9 @@
  * Every term is also in the predicate, so the index only narrows, it never decides: a stale or
  * missing entry can hide a record (until the backfill ends) but never show a wrong one.
  */
-import type { Key } from 'lmdb';
 import type { LogDb, StoredLog } from './log-db.js';
-import { INDEXED, indexValue, termIndexed, type IndexDb, type IndexField } from './log-index.js';
+import { INDEXED, indexValue, termIndexed, type IndexField } from './log-index.js';
+import { TOP, type LogIndex } from './log-parts.js';
 
 /** `field` equals one of `values`. */
 export interface Term {
@@ -52,7 +52,7 @@ export interface WalkState {
 
 export interface LogSources {
   db: LogDb;
-  idx: IndexDb;
+  idx: LogIndex;
 }
 
 /** A term with more values than this is not used as the walk's index (the merge would be wide). */
@@ -65,8 +65,6 @@ const SLICE_MS = 2;
 /** Entries per synchronous range read: the first is small (a page needs a few), then larger. */
 const FIRST_READ = 64;
 const READ = 256;
-/** Greater than every id (ids are lowercase hex and dashes). */
-export const TOP = '\uffff';
 
 interface Entry {
   id: string;
@@ -109,18 +107,9 @@ function chunkedStream(read: (after: string | undefined, size: number) => Entry[
   };
 }
 
-function indexStream(idx: IndexDb, field: IndexField, value: string, q: LogQuery): Stream {
-  const v = indexValue(value);
-  const lowKey: Key = [field, v, q.low ?? ''];
-  const highKey: Key = [field, v, q.high ?? TOP];
-  const entries = chunkedStream((cursor, size) => {
-    const range = q.newestFirst
-      ? { start: cursor === undefined ? highKey : [field, v, cursor], end: lowKey, reverse: true, limit: size, exclusiveStart: cursor !== undefined }
-      : { start: cursor === undefined ? lowKey : [field, v, cursor], end: highKey, limit: size, exclusiveStart: cursor !== undefined };
-    const out: Entry[] = [];
-    for (const { key, value: ws } of idx.getRange(range)) out.push({ id: (key as string[])[2]!, ws: ws as string | null });
-    return out;
-  });
+function indexStream(idx: LogIndex, field: IndexField, value: string, q: LogQuery): Stream {
+  const range = { field, value: indexValue(value), low: q.low ?? '', high: q.high ?? TOP, reverse: q.newestFirst };
+  const entries = chunkedStream((after, limit) => idx.entries({ ...range, after, limit }));
   // A trace id that is its record's own id has no entry (log-index.ts): that record is walked too.
   return field === INDEXED.trace_id ? merged([entries, single(value)], q.newestFirst) : entries;
 }
@@ -174,26 +163,26 @@ function merged(streams: Stream[], newestFirst: boolean): Stream {
 }
 
 /** Keys in [start, end), counted up to `cap` (lmdb's getKeysCount ignores `limit`: it counts the whole range). */
-export function countKeys(db: { getKeys(o: { start?: Key; end?: Key; limit?: number }): Iterable<unknown> }, start: Key | undefined, end: Key | undefined, cap: number): number {
+export function countKeys(db: LogDb, start: string | undefined, end: string | undefined, cap: number): number {
   let n = 0;
   for (const key of db.getKeys({ start, end, limit: cap })) if (key !== undefined) n++;
   return n;
 }
 
 /** Index keys of `term` in the query's window, counted up to `cap`. */
-function probe(idx: IndexDb, term: Term, q: LogQuery, cap: number): number {
+function probe(idx: LogIndex, term: Term, q: LogQuery, cap: number): number {
   // A trace id may also be a record's own id, found without an entry.
   let n = term.field === INDEXED.trace_id ? term.values.length : 0;
   for (const value of term.values) {
     const v = indexValue(value);
-    n += countKeys(idx, [term.field, v, q.low ?? ''], [term.field, v, q.high ?? TOP], cap - n);
+    n += idx.count(term.field, v, q.low ?? '', q.high ?? TOP, cap - n);
     if (n >= cap) break;
   }
   return n;
 }
 
 /** The term whose index walk visits the fewest entries, or undefined for the time order. */
-export function choosePath(idx: IndexDb, q: LogQuery): Term | undefined {
+export function choosePath(idx: LogIndex, q: LogQuery): Term | undefined {
   let best: Term | undefined;
   let bestCount = Infinity;
   for (const term of q.terms) {

@@ -9,8 +9,8 @@
  *          ◀──{seq, removed, error}────────────   once committed
  *
  * lmdb-js shares one environment between the threads of a process, so this thread opens the
- * gateway's store by its path and writes into the same `logs` and `logs#idx` databases that the
- * main thread reads. Only this module and what it imports are loaded here (not the gateway's core).
+ * gateway's store by its path and writes into the same `logs` database and index partitions that
+ * the main thread reads. Only this module and what it imports are loaded here (not the gateway's core).
  */
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -18,7 +18,8 @@ import { open } from 'lmdb';
 import { guardCommitFailures } from '../../core/store/write-failures.js';
 import type { Logger } from '../../core/logger.js';
 import { openLogDb, type StoredLog } from './log-db.js';
-import { LOG_INDEX_DB, writeLogs, type IndexDb } from './log-index.js';
+import { writeLogs } from './log-index.js';
+import { openLogIndex } from './log-parts.js';
 import { sweep, type SweepOptions } from './retention.js';
 
 /** What the writer sends. */
@@ -40,6 +41,8 @@ export type FromLogThread =
 export interface LogThreadData {
   /** The store's LMDB path (`Store.path`). */
   path: string;
+  /** Records per index partition (log-parts.ts `partSizeFor`). */
+  partSize: number;
 }
 
 /** The thread's nice value (0 is the process's, 19 the lowest). */
@@ -66,7 +69,7 @@ const log: Logger = {
 // A full disk must not end this thread through lmdb-js's unreachable commit rejections either.
 guardCommitFailures(log);
 
-const { path } = workerData as LogThreadData;
+const { path, partSize } = workerData as LogThreadData;
 // Below the event loop's priority (this thread only: Linux's nice is per thread). Where both share
 // a core, a batch handed over no longer preempts the request that handed it over: the thread runs
 // in the loop's idle time, and under saturation still gets about a tenth of the core, several
@@ -79,14 +82,14 @@ try {
 // The same options as the store's (core/store/store.ts); lmdb-js returns the process's open environment.
 const root = open({ path, maxDbs: 128 });
 const db = openLogDb(root);
-const idx: IndexDb = root.openDB({ name: LOG_INDEX_DB });
+const index = openLogIndex(root);
 
 /** The latest batch's write, settled: a sweep waits for it, so it counts every record handed over before it. */
 let lastWrite: Promise<unknown> = Promise.resolve();
 
 /** One batch, one write transaction (see {@link writeLogs}); the writer hears what it cost. */
 function write(seq: number, records: StoredLog[]): void {
-  const written = writeLogs(db, idx, records);
+  const written = writeLogs(db, index, records, partSize);
   lastWrite = written.then(
     () => undefined,
     () => undefined,
@@ -96,13 +99,14 @@ function write(seq: number, records: StoredLog[]): void {
 
 /**
  * One slice of retention (retention.ts): here rather than on the event loop, which a slice of
- * 10,000 removals held for about 0.3 s (each reads and decodes the record for its index entries).
+ * 10,000 removals held for about 0.3 s before index partitions, and which a partition's clear
+ * would hold for tens of milliseconds.
  */
 function runSweep(seq: number, options: SweepOptions): void {
   lastWrite
     .then(() => {
       db.resetReadTxn(); // a snapshot that sees those writes
-      return sweep(db, options, idx);
+      return sweep(db, options, index);
     })
     .then(
       (removed) => send({ type: 'swept', seq, removed }),

@@ -4,7 +4,7 @@
  * index entries and writes them to LMDB. No request waits on storage, and the event loop that
  * serves requests never encodes a record or an index key.
  *
- *   onDone ─push─▶ [ queue ] ── BATCH records, or every flush_ms ──▶ log thread ─▶ logs + logs#idx
+ *   onDone ─push─▶ [ queue ] ── BATCH records, or every flush_ms ──▶ log thread ─▶ logs + index partitions
  *                   full? drop + count                                (one transaction per batch)
  *                   (queued + in the thread ≤ queue_max)
  *
@@ -44,6 +44,8 @@ const THREAD_FILE = new URL('./log-thread.js', import.meta.url);
 export interface LogWriterOptions<P> {
   /** The store's LMDB path (`Store.path`): the thread opens the same environment. */
   path: string;
+  /** Records per index partition (log-parts.ts `partSizeFor`). */
+  partSize: number;
   queueMax: number;
   flushMs: number;
   /** Turns a queued entry into the stored record (bodies are rendered here, off the request path). */
@@ -138,7 +140,7 @@ export function createLogWriter<P>(options: LogWriterOptions<P>): ThreadLogWrite
   }
 
   function startThread(): Worker {
-    const data: LogThreadData = { path: options.path };
+    const data: LogThreadData = { path: options.path, partSize: options.partSize };
     // No inherited Node flags: loaders and preloads given to the gateway (a test runner's, say) are not the thread's business.
     const w = new Worker(options.threadFile ?? THREAD_FILE, { workerData: data, execArgv: [] });
     // An idle thread never keeps a process alive; one holding a batch does (see post()).

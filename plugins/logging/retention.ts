@@ -4,11 +4,12 @@
  * sweep reads only what it removes. Each slice is bounded (`limit`), so a large backlog (a lowered
  * limit, a long stop, or simply more requests a minute than one slice holds) is worked off in
  * several short transactions, one after the other, instead of in one long one.
- * A record's index entries (log-index.ts) go in the same transaction as the record.
+ * A record's index entries stay until their whole partition goes (log-parts.ts), in the same
+ * transaction as the partition's last records.
  */
 import type { Database } from 'lmdb';
-import { countRecords, type LogDb, type StoredLog } from './log-db.js';
-import { removeLogSync, type IndexDb } from './log-index.js';
+import { countRecords } from './log-db.js';
+import type { LogIndex } from './log-parts.js';
 import { idPrefix } from './scan.js';
 
 export interface SweepOptions {
@@ -21,15 +22,13 @@ export interface SweepOptions {
 
 /**
  * Removes the oldest records past the age or count bound, in one write transaction; resolves with
- * how many it removed. With `idx`, each record's index entries are removed with it (the record is
- * read for its values). Inside lmdb-js's transaction callback with synchronous removes, as the
- * writes are (log-index.ts `writeLogs`). A removal costs about 28 µs either way, more than writing
- * the record: most of it is LMDB's deletes in the index trees and the keys' encoding. A removal
- * LMDB refuses ends the slice; what came before it is kept (lmdb-js commits a transaction whose
- * callback threw) and the error rejects the sweep.
+ * how many it removed. Records go by key alone, without being read (about 6 µs each); with
+ * `index`, the index partitions left without records are cleared after them. Inside lmdb-js's
+ * transaction callback with synchronous removes, as the writes are (log-index.ts `writeLogs`).
+ * A removal LMDB refuses ends the slice; what came before it is kept (lmdb-js commits a
+ * transaction whose callback threw) and the error rejects the sweep.
  */
-export function sweep(db: Database<unknown, string>, options: SweepOptions, idx?: IndexDb): Promise<number> {
-  const logs = db as unknown as LogDb;
+export function sweep(db: Database<unknown, string>, options: SweepOptions, index?: LogIndex): Promise<number> {
   let removed = 0;
   let failure: unknown;
   return db
@@ -37,13 +36,13 @@ export function sweep(db: Database<unknown, string>, options: SweepOptions, idx?
       const excess = Math.max(0, countRecords(db) - options.maxRecords);
       const cutoff = idPrefix(options.cutoffMs);
       try {
-        for (const { key, value } of db.getRange({ limit: options.limit })) {
+        for (const key of db.getKeys({ limit: options.limit })) {
           // Past the count excess, only records older than the age cutoff go; keys are in time order.
           if (removed >= excess && key >= cutoff) break;
-          if (idx !== undefined && isLog(value)) removeLogSync(logs, idx, value);
-          else db.removeSync(key);
+          db.removeSync(key);
           removed++;
         }
+        index?.releaseSync();
       } catch (err) {
         failure = err;
       }
@@ -53,9 +52,6 @@ export function sweep(db: Database<unknown, string>, options: SweepOptions, idx?
       return removed;
     });
 }
-
-/** A stored record (not a bare value a test put there): what index entries can be derived from. */
-const isLog = (v: unknown): v is StoredLog => typeof v === 'object' && v !== null && typeof (v as { id?: unknown }).id === 'string';
 
 export interface Sweeper {
   stop(): void;
