@@ -1,7 +1,7 @@
 /**
  * The embedded driver of the logging plugin's storage (backend.ts): the `logs` database and its
- * index partitions, the `log_exports` and `feedback` databases of the gateway's LMDB env, with the batching writer,
- * the retention sweeper and the index backfill. This is the plugin's storage as it always was.
+ * index partitions, the `log_exports` and `feedback` databases of the gateway's LMDB env, with the
+ * batching writer, the retention sweeper and the index backfill.
  */
 import { isNoRoom, StoreErrors, type Logger, type Store } from '../../core/index.js';
 import type { LogBackend } from './backend.js';

@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Key } from 'lmdb';
 import type { Logger } from '../../core/index.js';
 import type { LogDb, StoredLog } from './log-db.js';
-import type { LogIndex } from './log-parts.js';
+import type { IndexWrite, LogIndex } from './log-parts.js';
 
 /** The indexed fields, by their short key name. */
 export const INDEXED = {
@@ -95,21 +95,29 @@ export function writeLogs(db: LogDb, index: LogIndex, records: readonly StoredLo
   return db
     .transaction(() => {
       // Nothing here throws: lmdb-js would commit what came before a throw (no rollback).
+      let write: IndexWrite;
       try {
-        const write = index.beginWrite(smallestId(records), partSize);
-        for (const r of records) {
-          try {
-            db.putSync(r.id, r);
-            const idx = write.route(r.id);
-            for (const [field, value] of indexTerms(r)) idx.putSync([field, indexValue(value), r.id], r.workspace_id);
-          } catch (err) {
-            outcome.failed++;
-            outcome.error ??= err;
-          }
+        write = index.beginWrite(smallestId(records), partSize);
+      } catch (err) {
+        // The registry unreadable: nothing of the batch is written.
+        outcome.failed = records.length;
+        outcome.error = err;
+        return;
+      }
+      for (const r of records) {
+        try {
+          db.putSync(r.id, r);
+          const idx = write.route(r.id);
+          for (const [field, value] of indexTerms(r)) idx.putSync([field, indexValue(value), r.id], r.workspace_id);
+        } catch (err) {
+          outcome.failed++;
+          outcome.error ??= err;
         }
+      }
+      try {
         write.end();
       } catch (err) {
-        // The registry unreadable or not saved: the records written are kept, in the partition they were routed to.
+        // The records are written; the partition's count is saved with a later batch.
         outcome.error ??= err;
       }
     })

@@ -168,8 +168,8 @@ export class LogIndex {
       end: () => {
         if (!changed && this.#unsaved < partSize / 16) return;
         newest.records += this.#unsaved;
-        this.#unsaved = 0;
         this.#registry.putSync(REGISTRY_KEY, registry);
+        this.#unsaved = 0;
       },
     };
   }
