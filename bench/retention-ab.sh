@@ -8,6 +8,7 @@
 #
 #   A=dist-base/cli/main.js B=dist/cli/main.js bench/retention-ab.sh [windows] [seconds]
 #   MAX=50000 bench/retention-ab.sh 12 30
+#   SOLO=1 A=dist/cli/main.js bench/retention-ab.sh 8 30   # A alone on the core, under wrk -c32
 #
 # Needs wrk and taskset.
 set -euo pipefail
@@ -21,8 +22,17 @@ chat_load_setup
 PIPE=$(shipped_pipeline | MAX=$MAX node -e "
 const p = JSON.parse(require('fs').readFileSync(0, 'utf8'));
 process.stdout.write(JSON.stringify(p.map((e) => (e === 'logging' ? { logging: { max_records: Number(process.env.MAX) } } : e))));")
-PIPE_A=$PIPE start_ab
-await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log"
+if [ -n "${SOLO:-}" ]; then
+  SIDES=(A)
+  CONNS=32
+  start A "${A:-dist/cli/main.js}" "$PIPE"
+  await_listening "$TMP/A/gw.log" "$TMP/mock.log"
+else
+  SIDES=(A B)
+  CONNS=16
+  PIPE_A=$PIPE start_ab
+  await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log"
+fi
 
 records() { curl -s -H "x-gateway-api-key: $ADMIN" "http://127.0.0.1:$1/v1/logs?page_size=1" | node -e "process.stdout.write(String(JSON.parse(require('fs').readFileSync(0,'utf8')).total))"; }
 # The log thread: the busiest thread at nice 10 (log-thread.ts), its CPU ticks.
@@ -31,18 +41,26 @@ HZ=$(getconf CLK_TCK)
 share() { awk -v d=$(($2 - $1)) -v hz="$HZ" -v s="$S" 'BEGIN { printf "%7.1f%%", d * 100 / hz / s }'; }
 served() { awk '/requests in/ { print $1 }' "$1" 2>/dev/null || echo 0; }
 
-taskset -c 0 wrk -t1 -c16 -d$((W * S + 5))s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_A/v1/chat/completions" > "$TMP/A/w" 2>&1 &
-WRK_A=$!
-taskset -c 0 wrk -t1 -c16 -d$((W * S + 5))s -s "$TMP/req.lua" "http://127.0.0.1:$PORT_B/v1/chat/completions" > "$TMP/B/w" 2>&1 &
-WRK_B=$!
+declare -A WRK TICKS
+for side in "${SIDES[@]}"; do
+  port=PORT_$side
+  taskset -c 0 wrk -t1 -c"$CONNS" -d$((W * S + 5))s -s "$TMP/req.lua" "http://127.0.0.1:${!port}/v1/chat/completions" > "$TMP/$side/w" 2>&1 &
+  WRK[$side]=$!
+done
 echo "max_records $MAX; every ${S}s: records in the store, log thread's share of the core"
-printf '%6s  %10s %8s  %10s %8s\n' s A:records A:log B:records B:log
-la=$(log_ticks "$PID_A"); lb=$(log_ticks "$PID_B")
+printf '%6s' s
+for side in "${SIDES[@]}"; do printf '  %10s %8s' "$side:records" "$side:log"; done
+echo
+for side in "${SIDES[@]}"; do pid=PID_$side; TICKS[$side]=$(log_ticks "${!pid}"); done
 for w in $(seq "$W"); do
   sleep "$S"
-  na=$(log_ticks "$PID_A"); nb=$(log_ticks "$PID_B")
-  printf '%6s  %10s %s  %10s %s\n' $((w * S)) "$(records "$PORT_A")" "$(share "$la" "$na")" "$(records "$PORT_B")" "$(share "$lb" "$nb")"
-  la=$na; lb=$nb
+  printf '%6s' $((w * S))
+  for side in "${SIDES[@]}"; do
+    pid=PID_$side port=PORT_$side
+    now=$(log_ticks "${!pid}")
+    printf '  %10s %s' "$(records "${!port}")" "$(share "${TICKS[$side]}" "$now")"
+    TICKS[$side]=$now
+  done
+  echo
 done
-wait "$WRK_A" "$WRK_B"
-echo "requests served: A $(served "$TMP/A/w"), B $(served "$TMP/B/w")"
+for side in "${SIDES[@]}"; do wait "${WRK[$side]}"; echo "$side served $(served "$TMP/$side/w") requests"; done

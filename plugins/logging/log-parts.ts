@@ -106,6 +106,8 @@ export class LogIndex {
   readonly #logs: LogDb;
   /** Records this thread routed to the newest partition and has not yet counted in the registry. */
   #unsaved = 0;
+  /** The registry as last decoded, with its bytes: most reads find it unchanged (reading the bytes costs about 3 µs, decoding them 12). */
+  #last: { bytes: Buffer; registry: Registry } | undefined;
 
   constructor(root: RootDatabase) {
     this.#logs = openLogDb(root);
@@ -120,7 +122,7 @@ export class LogIndex {
 
   /** The partitions, oldest first (a copy). */
   parts(): Part[] {
-    return this.#read().parts;
+    return this.#copy().parts;
   }
 
   /** A value of the registry's database other than the partitions (the backfill's progress). */
@@ -141,7 +143,7 @@ export class LogIndex {
    * commit, and the count only decides when to roll (several processes each add what they wrote).
    */
   beginWrite(minId: string | undefined, partSize: number): IndexWrite {
-    const registry = this.#read();
+    const registry = this.#copy();
     const { parts } = registry;
     let newest = parts[parts.length - 1]!;
     let changed = false;
@@ -179,7 +181,7 @@ export class LogIndex {
    * is left, the newest excepted; returns how many went.
    */
   releaseSync(): number {
-    const registry = this.#read();
+    const registry = this.#copy();
     const { parts } = registry;
     const live = firstKey(this.#logs);
     let released = 0;
@@ -219,7 +221,7 @@ export class LogIndex {
   *#spans(r: TermRange): Generator<{ db: IndexDb; lmdb: { start: Key; end: Key; reverse: boolean; exclusiveStart: boolean; inclusiveEnd: boolean } }> {
     const live = firstKey(this.#logs);
     if (live === undefined) return;
-    const parts = this.#read().parts;
+    const { parts } = this.#stored();
     const key = (id: string): Key => [r.field, r.value, id];
     const reverse = r.reverse === true;
     for (let n = 0; n < parts.length; n++) {
@@ -249,10 +251,20 @@ export class LogIndex {
     }
   }
 
-  #read(): Registry {
-    const stored = this.#registry.get(REGISTRY_KEY) as Registry | undefined;
+  /** The registry as stored now (in the caller's write transaction, if any): shared, not to be changed. */
+  #stored(): Registry {
+    const bytes = this.#registry.getBinary(REGISTRY_KEY);
     // Absent only when another process removed the database: start over as the first open would.
-    return stored === undefined ? initial(this.#logs) : { parts: stored.parts.map((p) => ({ ...p })) };
+    if (bytes === undefined) return initial(this.#logs);
+    if (this.#last !== undefined && bytes.equals(this.#last.bytes)) return this.#last.registry;
+    const registry = this.#registry.get(REGISTRY_KEY) as Registry;
+    this.#last = { bytes, registry };
+    return registry;
+  }
+
+  /** The registry to change and save. */
+  #copy(): Registry {
+    return { parts: this.#stored().parts.map((p) => ({ ...p })) };
   }
 }
 
