@@ -1,6 +1,6 @@
 /**
  * The `logs` database: one record per request, keyed by its id (a UUIDv7, so key order is time
- * order), in the gateway's LMDB environment. Other plugins (analytics) read it by this name.
+ * order), in the gateway's LMDB environment. Its indexes are in log-parts.ts.
  */
 import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
 import type { LogRecord } from '../../core/index.js';
