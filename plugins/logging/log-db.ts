@@ -2,7 +2,7 @@
  * The `logs` database: one record per request, keyed by its id (a UUIDv7, so key order is time
  * order), in the gateway's LMDB environment. Its indexes are in log-parts.ts.
  */
-import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
+import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
 import type { LogRecord } from '../../core/index.js';
 
 /** A request log as stored: the core's record plus the bodies, when bodies are kept. */
@@ -72,4 +72,17 @@ export function openLogDb(root: RootDatabase): LogDb {
 
 export function countRecords(db: Database<unknown, string>): number {
   return (db.getStats() as { entryCount?: number }).entryCount ?? 0;
+}
+
+/** The first (or last) key of a database, without reading further. */
+export function edgeKey(db: LogDb, reverse: boolean): string | undefined {
+  for (const key of db.getKeys({ reverse, limit: 1 })) return key;
+  return undefined;
+}
+
+/** Keys in [start, end), counted up to `cap` (lmdb's getKeysCount ignores `limit`: it counts the whole range). */
+export function countKeys<K extends Key>(db: { getKeys(o: { start?: K; end?: K; limit?: number }): Iterable<K> }, start: K | undefined, end: K | undefined, cap: number): number {
+  let n = 0;
+  for (const key of db.getKeys({ start, end, limit: cap })) if (key !== undefined) n++;
+  return n;
 }

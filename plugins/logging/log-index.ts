@@ -18,7 +18,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Key } from 'lmdb';
 import type { Logger } from '../../core/index.js';
-import type { LogDb, StoredLog } from './log-db.js';
+import { edgeKey, type LogDb, type StoredLog } from './log-db.js';
 import type { IndexWrite, LogIndex } from './log-parts.js';
 
 /** The indexed fields, by their short key name. */
@@ -131,12 +131,6 @@ function smallestId(records: readonly StoredLog[]): string | undefined {
   let min: string | undefined;
   for (const r of records) if (min === undefined || r.id < min) min = r.id;
   return min;
-}
-
-/** The first (or last) key of a database, without reading further. */
-function edgeKey(db: LogDb, reverse: boolean): string | undefined {
-  for (const key of db.getKeys({ reverse, limit: 1 })) return key;
-  return undefined;
 }
 
 export interface BackfillState {

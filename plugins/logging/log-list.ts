@@ -18,10 +18,10 @@
  */
 import { S, type Records } from '../../core/index.js';
 import type { StoredLog } from './log-db.js';
-import { countRecords } from './log-db.js';
+import { countKeys, countRecords } from './log-db.js';
 import { logFilter, type LogFilter, type LogListQuery } from './log-filters.js';
 import { INDEXED, termIndexed } from './log-index.js';
-import { countKeys, MAX_MERGE, newWalkState, queryLogs, type LogSources } from './log-query.js';
+import { MAX_MERGE, newWalkState, queryLogs, type LogSources } from './log-query.js';
 import { TOP } from './log-parts.js';
 import { timeRange } from './scan.js';
 import { logSchema } from './views.js';

@@ -26,7 +26,7 @@
  *   like the others once its records are gone.
  */
 import type { Database, Key, RootDatabase } from 'lmdb';
-import { LOGS_DB, openLogDb, type LogDb } from './log-db.js';
+import { countKeys, countRecords, edgeKey, LOGS_DB, openLogDb, type LogDb } from './log-db.js';
 
 /** Index entries hold their record's workspace id (or null). */
 export type IndexDb = Database<string | null, Key>;
@@ -179,19 +179,15 @@ export class LogIndex {
 
   /**
    * Inside a write transaction (retention's): clears the oldest partitions none of whose records
-   * is left, the newest excepted; returns how many went.
+   * is left, the newest excepted.
    */
-  releaseSync(): number {
+  releaseSync(): void {
     const registry = this.#copy();
     const { parts } = registry;
-    const live = firstKey(this.#logs);
-    let released = 0;
-    while (parts.length > 1 && (live === undefined || parts[1]!.first <= live)) {
-      this.slots[parts.shift()!.slot]!.clearSync();
-      released++;
-    }
-    if (released > 0) this.#registry.putSync(REGISTRY_KEY, registry);
-    return released;
+    const live = edgeKey(this.#logs, false);
+    const before = parts.length;
+    while (parts.length > 1 && (live === undefined || parts[1]!.first <= live)) this.slots[parts.shift()!.slot]!.clearSync();
+    if (parts.length < before) this.#registry.putSync(REGISTRY_KEY, registry);
   }
 
   /** One term's live entries in id order (reversed: newest first), across the partitions. */
@@ -208,8 +204,9 @@ export class LogIndex {
   /** One term's live entries in [low, high), counted up to `cap` (lmdb's getKeysCount would count the whole range). */
   count(field: string, value: string, low: string, high: string, cap: number): number {
     let n = 0;
+    // Forward, without a cursor: each span is [start, end).
     for (const p of this.#spans({ field, value, low, high })) {
-      for (const key of p.db.getKeys({ ...p.lmdb, limit: cap - n })) if (key !== undefined) n++;
+      n += countKeys(p.db, p.lmdb.start, p.lmdb.end, cap - n);
       if (n >= cap) break;
     }
     return n;
@@ -220,7 +217,7 @@ export class LogIndex {
    * partition's ids and to the oldest record kept (entries below it are retention's leftovers).
    */
   *#spans(r: TermRange): Generator<{ db: IndexDb; lmdb: { start: Key; end: Key; reverse: boolean; exclusiveStart: boolean; inclusiveEnd: boolean } }> {
-    const live = firstKey(this.#logs);
+    const live = edgeKey(this.#logs, false);
     if (live === undefined) return;
     const { parts } = this.#stored();
     const key = (id: string): Key => [r.field, r.value, id];
@@ -271,7 +268,7 @@ export class LogIndex {
 
 /** A store's first registry: its index database so far (slot 0) is the one partition. */
 function initial(logs: LogDb): Registry {
-  return { parts: [{ slot: 0, first: '', records: (logs.getStats() as { entryCount?: number }).entryCount ?? 0 }] };
+  return { parts: [{ slot: 0, first: '', records: countRecords(logs) }] };
 }
 
 /** The partition an id belongs to (one older than all: the oldest). New ids are the newest's: searched from there. */
@@ -282,11 +279,6 @@ function locate(parts: Part[], id: string): Part {
 
 function freeSlot(parts: readonly Part[]): number | undefined {
   for (let slot = 0; slot < INDEX_SLOTS; slot++) if (!parts.some((p) => p.slot === slot)) return slot;
-  return undefined;
-}
-
-function firstKey(db: LogDb): string | undefined {
-  for (const key of db.getKeys({ limit: 1 })) return key;
   return undefined;
 }
 

@@ -162,13 +162,6 @@ function merged(streams: Stream[], newestFirst: boolean): Stream {
   };
 }
 
-/** Keys in [start, end), counted up to `cap` (lmdb's getKeysCount ignores `limit`: it counts the whole range). */
-export function countKeys(db: LogDb, start: string | undefined, end: string | undefined, cap: number): number {
-  let n = 0;
-  for (const key of db.getKeys({ start, end, limit: cap })) if (key !== undefined) n++;
-  return n;
-}
-
 /** Index keys of `term` in the query's window, counted up to `cap`. */
 function probe(idx: LogIndex, term: Term, q: LogQuery, cap: number): number {
   // A trace id may also be a record's own id, found without an entry.
