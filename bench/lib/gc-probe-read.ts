@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { ProbeReading } from './gc-probe.cjs';
 
-export type { ProbeReading } from './gc-probe.cjs';
+export type { ProbeReading, ThreadHeap } from './gc-probe.cjs';
 
 const PROBE = fileURLToPath(new URL('./gc-probe.cjs', import.meta.url));
 const POLL_MS = 50;

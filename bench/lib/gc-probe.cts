@@ -12,7 +12,7 @@
  *                         └─ gc on its own heap, then /proc/self/status ──▶ GC_PROBE_OUT
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
 
@@ -21,6 +21,10 @@ export interface ThreadHeap {
   /** Bytes in use on the thread's JS heap after its collection, and committed for it. */
   usedBytes: number;
   totalBytes: number;
+  /** Of the committed bytes, those resident (the heap's share of RssAnon). */
+  physicalBytes: number;
+  /** The young generation's committed size: V8 grows it under load and keeps it after a collection. */
+  youngBytes: number;
 }
 
 export interface ProbeReading {
@@ -41,7 +45,14 @@ type Message = { type: 'collect'; seq: number } | ({ type: 'heap'; seq: number }
 
 function heap(): ThreadHeap {
   const h = getHeapStatistics();
-  return { threadId, usedBytes: h.used_heap_size, totalBytes: h.total_heap_size };
+  const young = getHeapSpaceStatistics().filter((s) => s.space_name === 'new_space' || s.space_name === 'new_large_object_space');
+  return {
+    threadId,
+    usedBytes: h.used_heap_size,
+    totalBytes: h.total_heap_size,
+    physicalBytes: h.total_physical_size,
+    youngBytes: young.reduce((n, s) => n + s.space_size, 0),
+  };
 }
 
 const out = process.env.GC_PROBE_OUT;
@@ -62,7 +73,9 @@ if (out !== undefined) {
     let workers: ThreadHeap[] = [];
     channel.onmessage = (event) => {
       const m = (event as { data: Message }).data;
-      if (m.type === 'heap' && m.seq === seq) workers.push({ threadId: m.threadId, usedBytes: m.usedBytes, totalBytes: m.totalBytes });
+      if (m.type === 'heap' && m.seq === seq) {
+        workers.push({ threadId: m.threadId, usedBytes: m.usedBytes, totalBytes: m.totalBytes, physicalBytes: m.physicalBytes, youngBytes: m.youngBytes });
+      }
     };
     process.on('SIGUSR2', () => {
       seq++;

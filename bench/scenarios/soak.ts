@@ -17,7 +17,7 @@
  * pages LMDB maps in (RssFile) grow with the data written and are page cache, not the process's.
  */
 import { join } from 'node:path';
-import { gcProbeEnv, probeMemory } from '../lib/gc-probe-read.js';
+import { gcProbeEnv, probeMemory, type ThreadHeap } from '../lib/gc-probe-read.js';
 import { readRss } from '../lib/rss.js';
 import type { Scenario } from '../lib/scenario.js';
 import { round } from '../lib/stats.js';
@@ -38,6 +38,9 @@ interface Sample {
   peakAnonMb: number;
   /** After a full collection on every thread, MB. */
   heapUsedMb: number;
+  /** The heaps' resident pages after the collection, and of their committed size the young generations'. */
+  heapResidentMb: number;
+  youngMb: number;
   externalMb: number;
   anonMb: number;
   fileMb: number;
@@ -74,14 +77,17 @@ export const soak: Scenario = {
       const minutes = ctx.options.soakMinutes;
       const sample = async (minute: number, rps: number, errors: number, peakAnonMb: number): Promise<Sample> => {
         const probe = await probeMemory(gateway.pid, probeOut);
-        const heapUsed = probe.main.usedBytes + probe.workers.reduce((n, w) => n + w.usedBytes, 0);
+        const threads = [probe.main, ...probe.workers];
+        const sum = (pick: (h: ThreadHeap) => number): number => threads.reduce((n, h) => n + pick(h), 0);
         const m = readRss(gateway.pid);
         return {
           minute,
           rps: round(rps, 0),
           errors,
           peakAnonMb: round(peakAnonMb, 1),
-          heapUsedMb: round(heapUsed / MB, 1),
+          heapUsedMb: round(sum((h) => h.usedBytes) / MB, 1),
+          heapResidentMb: round(sum((h) => h.physicalBytes) / MB, 1),
+          youngMb: round(sum((h) => h.youngBytes) / MB, 1),
           externalMb: round(probe.externalBytes / MB, 1),
           anonMb: round(probe.rssAnonKb / 1024, 1),
           fileMb: round(m.fileMb, 1),
@@ -93,32 +99,52 @@ export const soak: Scenario = {
         const { result: r, peakMb } = await peakAnon(gateway.pid, tool.run({ origin: gateway.url, request, connections: ctx.options.connections, durationSec: WINDOW_SEC }));
         const s = await sample(m, r.rps, r.errors, peakMb);
         samples.push(s);
-        ctx.log(`soak: minute ${m}/${minutes}: ${fmt(s.rps, 0)} req/s; own memory peak ${fmt(s.peakAnonMb, 1)} MB; after a full GC: JS heaps ${fmt(s.heapUsedMb, 1)} MB, external ${fmt(s.externalMb, 1)}, own ${fmt(s.anonMb, 1)}; file pages ${fmt(s.fileMb, 1)}`);
+        ctx.log(
+          `soak: minute ${m}/${minutes}: ${fmt(s.rps, 0)} req/s; own memory peak ${fmt(s.peakAnonMb, 1)} MB; after a full GC: JS heaps ${fmt(s.heapUsedMb, 1)} MB in use, ${fmt(s.heapResidentMb, 1)} resident (young generations ${fmt(s.youngMb, 1)}), external ${fmt(s.externalMb, 1)}, own ${fmt(s.anonMb, 1)}; file pages ${fmt(s.fileMb, 1)}`,
+        );
       }
       const first = samples[1]!;
       const last = samples.at(-1)!;
       const heapGrowth = growthPct(first.heapUsedMb, last.heapUsedMb);
       const anonGrowth = growthPct(first.anonMb, last.anonMb);
+      // RssAnon holds the heaps' resident pages too: what is left is native memory (LMDB's, undici's, buffers, malloc's).
+      const native = (s: Sample): number => round(s.anonMb - s.heapResidentMb, 1);
+      const nativeGrowth = growthPct(native(first), native(last));
       const errors = samples.reduce((n, s) => n + s.errors, 0);
       return {
         name: this.name,
         isolates: this.isolates,
         table: {
           title: `Soak: default pipeline, ${tool.name} -c${ctx.options.connections}, ${minutes} × ${WINDOW_SEC}s (MB; "after GC": each minute's load over, a full collection on every thread)`,
-          columns: ['minute', 'req/s', 'own (RssAnon) peak', 'JS heaps in use after GC', 'external after GC', 'own after GC', 'file pages (RssFile)', 'errors'],
-          rows: samples.map((s) => [String(s.minute), s.minute === 0 ? 'idle' : fmt(s.rps, 0), fmt(s.peakAnonMb, 1), fmt(s.heapUsedMb, 1), fmt(s.externalMb, 1), fmt(s.anonMb, 1), fmt(s.fileMb, 1), String(s.errors)]),
+          columns: ['minute', 'req/s', 'own (RssAnon) peak', 'JS heaps in use after GC', 'JS heaps resident (young gen.)', 'external after GC', 'own after GC', 'own outside JS heaps', 'file pages (RssFile)', 'errors'],
+          rows: samples.map((s) => [
+            String(s.minute),
+            s.minute === 0 ? 'idle' : fmt(s.rps, 0),
+            fmt(s.peakAnonMb, 1),
+            fmt(s.heapUsedMb, 1),
+            `${fmt(s.heapResidentMb, 1)} (${fmt(s.youngMb, 1)})`,
+            fmt(s.externalMb, 1),
+            fmt(s.anonMb, 1),
+            fmt(native(s), 1),
+            fmt(s.fileMb, 1),
+            String(s.errors),
+          ]),
         },
         notes: [],
         headlines: [
           ['soak: JS heaps in use after GC, growth after minute 1', `${fmt(heapGrowth, 1)}% (${fmt(first.heapUsedMb, 1)} → ${fmt(last.heapUsedMb, 1)} MB over ${minutes - 1} min)`],
           ['soak: own memory (RssAnon) after GC, growth after minute 1', `${fmt(anonGrowth, 1)}% (${fmt(first.anonMb, 1)} → ${fmt(last.anonMb, 1)} MB; peak under load ${fmt(Math.max(...samples.map((s) => s.peakAnonMb)), 1)} MB)`],
+          [
+            'soak: of it, outside the JS heaps, growth after minute 1',
+            `${fmt(nativeGrowth, 1)}% (${fmt(native(first), 1)} → ${fmt(native(last), 1)} MB; the heaps' resident pages ${fmt(first.heapResidentMb, 1)} → ${fmt(last.heapResidentMb, 1)} MB, young generations ${fmt(first.youngMb, 1)} → ${fmt(last.youngMb, 1)})`,
+          ],
         ],
         checks: [
           { name: 'soak: JS heaps in use after GC, growth after minute 1', value: heapGrowth, target: `< ${MAX_GROWTH_PCT}%`, unit: '%', pass: heapGrowth < MAX_GROWTH_PCT && errors === 0 },
           // Native memory (LMDB's, undici's, buffers) is outside the JS heaps: a leak there shows only here.
           { name: 'soak: own memory (RssAnon) after GC, growth after minute 1', value: anonGrowth, target: `< ${MAX_GROWTH_PCT}%`, unit: '%', pass: anonGrowth < MAX_GROWTH_PCT && errors === 0 },
         ],
-        data: { connections: ctx.options.connections, samples, heapGrowthPct: heapGrowth, anonGrowthPct: anonGrowth },
+        data: { connections: ctx.options.connections, samples, heapGrowthPct: heapGrowth, anonGrowthPct: anonGrowth, nativeGrowthPct: nativeGrowth },
       };
     } finally {
       await gateway.stop();
