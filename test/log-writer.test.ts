@@ -117,6 +117,15 @@ t.test('a record the store cannot take costs only itself', async (t) => {
   );
 });
 
+t.test("the thread's young generation is bounded: V8 would grow it to 32 MB, all resident, for a few batches' objects", async (t) => {
+  const { writer, lines } = setup(t, { threadFile: new URL('./helpers/limits-log-thread.js', import.meta.url) });
+  writer.push(1);
+  await writer.flush();
+  const reported = lines.find((l) => l.msg === 'thread limits') as { young_mb?: number | null } | undefined;
+  t.ok(reported, 'the thread started and reported');
+  t.ok(typeof reported?.young_mb === 'number' && reported.young_mb > 0 && reported.young_mb <= 16, `young generation limit ${String(reported?.young_mb)} MB`);
+});
+
 t.test('a thread that dies loses its batch, counted; the next batch gets a new thread', async (t) => {
   const { writer, lines } = setup(t, { threadFile: new URL('./helpers/dying-log-thread.js', import.meta.url) });
   const before = logStats.dropped;
