@@ -8,8 +8,9 @@
  * between about 45 and 95 MB with the collector's phase, and the process's own memory (RssAnon)
  * with it. So after each minute, with the load paused, every thread of the gateway runs a full
  * collection (bench/lib/gc-probe.cts, preloaded) and what is left is read: the JS heaps in use
- * (main thread and worker threads), external memory and RssAnon. Flat means that after minute 1
- * (JIT, pools and caches filled), both the heaps in use and RssAnon grow by less than
+ * (main thread and worker threads) with their resident pages, external memory and RssAnon, and
+ * RssAnon less the heaps' resident pages (native memory: LMDB's, malloc's). Flat means that after
+ * minute 1 (JIT, pools and caches filled), both the heaps in use and RssAnon grow by less than
  * MAX_GROWTH_PCT to the last minute: the heaps show a leak of JS objects, RssAnon one of native
  * memory too (LMDB's, undici's, buffers). The peak of RssAnon within each minute (sampled every
  * second) is reported beside them; the probe's collection each minute keeps the heaps from growing
