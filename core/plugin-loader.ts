@@ -19,6 +19,7 @@ import type { ProviderRegistry } from './providers/registry.js';
 import type { Store } from './store/store.js';
 import type { TokenCounter } from './workers/types.js';
 import type { Dispatcher } from 'undici';
+import { schemaProblem } from './validation/schema-check.js';
 
 /** Standard plugins by name; each loads its module lazily (only what the pipeline uses is imported). */
 export type PluginCatalog = Readonly<Record<string, () => Promise<{ default: PluginDefinition<never> }>>>;
@@ -64,8 +65,9 @@ function problemAt(config: GatewayConfig, locate: Locator, segments: Array<strin
 export async function resolvePlugins(config: GatewayConfig, locate: Locator, catalog: PluginCatalog): Promise<Resolved[]> {
   const problems: ConfigProblem[] = [];
   const resolved: Resolved[] = [];
-  // One ajv per resolution: option schemas come from plugin modules and are compiled once here.
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+  // One ajv per resolution: option schemas come from plugin modules and are compiled once here,
+  // each checked first against the meta-schema by the shared checker (validation/schema-check.ts).
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, validateSchema: false });
   addFormats.default(ajv);
   const seen = new Set<string>();
 
@@ -101,6 +103,8 @@ export async function resolvePlugins(config: GatewayConfig, locate: Locator, cat
     if (definition.configSchema) {
       let validate: ValidateFunction;
       try {
+        const problem = schemaProblem(definition.configSchema);
+        if (problem !== null) throw new Error(`schema is invalid: ${problem}`);
         validate = ajv.compile(definition.configSchema);
       } catch (err) {
         problems.push(problemAt(config, locate, at, `plugin "${definition.name}" has an invalid configSchema: ${(err as Error).message}`));

@@ -1,5 +1,8 @@
 /**
- * Admin routes: one definition per operation, compiled once at boot into a plugin route.
+ * Admin routes: one definition per operation, made into a plugin route at boot. Its body and query
+ * schemas are checked against JSON Schema at boot; its validators and response serializer are
+ * compiled on the route's first call (compiling all 146 of the shipped pipeline's routes took about
+ * 0.8 s of a 3 s start, and most routes are never called in a process's life).
  *
  *   request (body ≤ server.admin_body_limit, else 413 before anything is parsed or audited)
  *   ─▶ principal? (401) ─▶ key kind and scope (403) ─▶ query (a GET's unknown names are a 400)
@@ -35,6 +38,7 @@ import type { Store } from '../store/store.js';
 import type { Workspace } from '../store/records.js';
 import { reply, type Reply } from '../reply.js';
 import { fromAjvErrors, ValidationErrors } from '../validation/index.js';
+import { schemaProblem } from '../validation/schema-check.js';
 import type { GatewayError } from '../errors.js';
 import { checkLookup } from '../validation/lookup-bounds.js';
 import { nonFiniteNumber } from '../validation/finite-numbers.js';
@@ -132,11 +136,51 @@ let sharedAjv: { body: Ajv; query: Ajv } | undefined;
 /** Two ajv instances for all admin routes: bodies as sent (no coercion), queries coerced from strings. */
 function ajvs(): { body: Ajv; query: Ajv } {
   if (sharedAjv) return sharedAjv;
-  const body = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: false, strict: false });
-  const query = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: true, strict: false });
+  // Schemas are checked at boot by the shared checker ({@link checkSchemas}), not again by each instance.
+  const body = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: false, strict: false, validateSchema: false });
+  const query = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: true, strict: false, validateSchema: false });
   addFormats.default(body);
   addFormats.default(query);
   return (sharedAjv = { body, query });
+}
+
+/** What a route compiles from its definition. */
+interface Compiled {
+  validateBody: ValidateFunction | undefined;
+  validateQuery: ValidateFunction | undefined;
+  serialize: (doc: unknown) => string;
+}
+
+const querySchema = (def: AnyAdminRoute): JsonSchema | undefined => (def.query ? { type: 'object', ...def.query } : undefined);
+
+/**
+ * A route's body and query schemas are valid JSON Schema, or the route is refused at boot with
+ * the reason (what compiling them at boot used to catch, for a fraction of the cost).
+ */
+function checkSchemas(def: AnyAdminRoute): void {
+  for (const [schema, what] of [
+    [def.body, 'body'],
+    [querySchema(def), 'query'],
+  ] as const) {
+    const problem = schema === undefined ? null : schemaProblem(schema);
+    if (problem !== null) throw new Error(`admin route ${def.method} ${def.path}: its ${what} schema is not valid JSON Schema: ${problem}`);
+  }
+}
+
+/** The route's validators and serializer, compiled on its first call and kept. */
+function compiler(def: AnyAdminRoute): () => Compiled {
+  let compiled: Compiled | undefined;
+  return () => {
+    if (compiled !== undefined) return compiled;
+    const { body: bodyAjv, query: queryAjv } = ajvs();
+    const query = querySchema(def);
+    compiled = {
+      validateBody: def.body ? bodyAjv.compile(def.body) : undefined,
+      validateQuery: query ? queryAjv.compile(query) : undefined,
+      serialize: fastJson(def.response as unknown as Parameters<typeof fastJson>[0]) as (doc: unknown) => string,
+    };
+    return compiled;
+  };
 }
 
 function parseQuery(search: string): Record<string, string> {
@@ -178,12 +222,10 @@ function unknownQueryName(query: Record<string, string>, accepted: ReadonlySet<s
  *   return { routes: adminRoutes(app, [{ method: 'GET', path: '/v1/things', scope: 'things.list', … }]) };
  */
 export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>): RouteDefinition[] {
-  const { body: bodyAjv, query: queryAjv } = ajvs();
   return defs.map((def) => {
-    const validateBody: ValidateFunction | undefined = def.body ? bodyAjv.compile(def.body) : undefined;
-    const validateQuery: ValidateFunction | undefined = def.query ? queryAjv.compile({ type: 'object', ...def.query }) : undefined;
+    checkSchemas(def);
+    const compiled = compiler(def);
     const queryNames = acceptedQueryNames(def);
-    const serialize = fastJson(def.response as unknown as Parameters<typeof fastJson>[0]) as (doc: unknown) => string;
     const meta: AdminRouteMeta = {
       admin: true,
       summary: def.summary,
@@ -201,6 +243,7 @@ export function adminRoutes(app: GatewayApp, defs: ReadonlyArray<AnyAdminRoute>)
     async function run(ctx: GatewayContext, params: Record<string, string>): Promise<Reply> {
       const principal = ctx.get('principal');
       if (!def.public && principal === undefined) throw AdminErrors.unauthenticated();
+      const { validateBody, validateQuery, serialize } = compiled();
       const store = app.store;
       const query = parseQuery(ctx.search);
       const body = (ctx.body ?? {}) as Record<string, unknown>;

@@ -192,7 +192,8 @@ let compiled: ValidateFunction | undefined;
 /** Compiled on first use, once per process: the schema never changes. */
 function validator(): ValidateFunction {
   if (compiled !== undefined) return compiled;
-  const ajv = new Ajv({ allErrors: false, useDefaults: false, coerceTypes: false, strict: false });
+  // The gateway's own schema, compiled by its tests: no meta-schema compile (~60 ms) on the first request with a config.
+  const ajv = new Ajv({ allErrors: false, useDefaults: false, coerceTypes: false, strict: false, validateSchema: false });
   addFormats.default(ajv);
   return (compiled = ajv.compile(routingConfigSchema));
 }

@@ -17,6 +17,7 @@ import addFormats from 'ajv-formats';
 import {
   fromAjvErrors,
   GatewayError,
+  schemaProblem,
   ValidationErrors,
   type CheckDefinition,
   type Records,
@@ -104,7 +105,8 @@ export class CheckRegistry {
   readonly #parsed = new WeakMap<object, Guardrail[]>();
 
   constructor(private readonly store: Store) {
-    this.#ajv = new Ajv({ allErrors: false, strict: false });
+    // Parameter schemas are checked by the shared checker in register(), not again by this instance.
+    this.#ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false });
     addFormats.default(this.#ajv);
     this.#actions = this.#ajv.compile(actionSchema);
   }
@@ -112,8 +114,21 @@ export class CheckRegistry {
   register(def: CheckDefinition<never> | CheckDefinition<Json>): void {
     const check = def as unknown as CheckDefinition<unknown>;
     if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(check.id)) throw new Error(`a check id is "<namespace>.<name>": "${check.id}"`);
-    this.#validators.set(check.id, this.#ajv.compile(check.parameters));
+    // Checked now, compiled when a guardrail first names the check (most of the ~30 never are).
+    const problem = schemaProblem(check.parameters);
+    if (problem !== null) throw new Error(`check "${check.id}": its parameters schema is not valid JSON Schema: ${problem}`);
+    this.#validators.delete(check.id);
     this.#checks.set(check.id, check);
+  }
+
+  /** The check's parameter validator, compiled on first use. */
+  #validator(id: string, def: CheckDefinition<unknown>): ValidateFunction {
+    let validate = this.#validators.get(id);
+    if (validate === undefined) {
+      validate = this.#ajv.compile(def.parameters);
+      this.#validators.set(id, validate);
+    }
+    return validate;
   }
 
   ids(): string[] {
@@ -204,7 +219,7 @@ export class CheckRegistry {
       }
       const params = value ?? {};
       if (typeof params !== 'object' || Array.isArray(params)) return ValidationErrors.invalidType(`${param} must be an object of parameters.`, { param });
-      const validate = this.#validators.get(key)!;
+      const validate = this.#validator(key, def);
       if (!validate(params)) return prefixed(fromAjvErrors(validate.errors, params, def.parameters), param);
       const semantic = def.validateParams?.(params, param) ?? null;
       if (semantic !== null) return semantic;

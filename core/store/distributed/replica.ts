@@ -26,12 +26,12 @@
  * process (see companion.ts). Scopes are serialized per process by the mutex, so one "current
  * journal" per replica is enough; a hot-path write landing while a scope runs rides with it.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { Collection, WriteObserver } from '../collection.js';
 import type { Store } from '../store.js';
 import type { Logger } from '../../logger.js';
 import { Errors } from '../../errors.js';
-import type { Distributed } from './connections.js';
+import type { Distributed, PgModule } from './connections.js';
 import { runMigrations } from './migrate.js';
 import {
   CHANGES_AFTER,
@@ -148,6 +148,7 @@ export class ControlPlaneReplica {
   readonly #log: Logger;
   readonly #url: string;
   readonly #pool: pg.Pool;
+  readonly #pg: PgModule;
   readonly #collections = new Map<string, Collection<{ id: string }>>();
   /** The journal of the running write scope, if one runs. */
   #journal: Map<string, Change> | undefined;
@@ -170,9 +171,10 @@ export class ControlPlaneReplica {
     this.#store = store;
     this.#log = log;
     this.#url = distributed.postgresConfig.url;
+    this.#pg = distributed.pgModule;
     // A pool of its own: short connect and query timeouts (a write answers 503 fast, never hangs),
     // and the feed and the writes never wait behind the logs' queries.
-    this.#pool = new pg.Pool({ connectionString: this.#url, max: 4, connectionTimeoutMillis: CONNECT_MS, query_timeout: QUERY_MS, idleTimeoutMillis: 30_000 });
+    this.#pool = new this.#pg.Pool({ connectionString: this.#url, max: 4, connectionTimeoutMillis: CONNECT_MS, query_timeout: QUERY_MS, idleTimeoutMillis: 30_000 });
     this.#pool.on('error', () => {
       // An idle client lost its server: the next query reconnects; the failing path logs.
     });
@@ -541,7 +543,7 @@ export class ControlPlaneReplica {
   /** LISTEN on a connection of its own; reconnects with backoff and catches up on every (re)connect. */
   #listen(failures: number): void {
     if (this.#closed) return;
-    const client = new pg.Client({ connectionString: this.#url, connectionTimeoutMillis: CONNECT_MS, keepAlive: true });
+    const client = new this.#pg.Client({ connectionString: this.#url, connectionTimeoutMillis: CONNECT_MS, keepAlive: true });
     this.#listener = client;
     let retried = false;
     const retry = (): void => {
