@@ -21,7 +21,6 @@ import { pricingCommand, PRICING_USAGE } from './pricing.js';
 import type { ConfigProblem, GatewayConfig, Locator } from '../core/config/types.js';
 import { access, constants } from 'node:fs/promises';
 import { dirname, resolve as resolvePath } from 'node:path';
-import { runMockUpstream } from '../bench/mock-upstream.js';
 
 const USAGE = `Usage:
   gateway start    [--config FILE]   run the gateway (default config: $GATEWAY_CONFIG or config/gateway.yaml)
@@ -235,6 +234,8 @@ async function main(): Promise<void> {
       return;
     case 'mock-upstream':
       try {
+        // Loaded for this command only: the mock's twenty modules are no part of a gateway's start.
+        const { runMockUpstream } = await import('../bench/mock-upstream.js');
         await runMockUpstream(process.argv.slice(process.argv.indexOf('mock-upstream') + 1));
       } catch (err) {
         process.stderr.write(`gateway mock-upstream: ${(err as Error).message}\n`);

@@ -60,7 +60,7 @@ const SHIPPED_CONFIG = fileURLToPath(new URL('../../../config/gateway.yaml', imp
 type Name = 'direct' | 'bare' | 'default';
 
 /** The shipped pipeline, as YAML flow text (plugin options kept). */
-function shippedPipeline(): string {
+export function shippedPipeline(): string {
   const doc = parse(readFileSync(SHIPPED_CONFIG, 'utf8')) as { pipeline?: unknown };
   if (!Array.isArray(doc.pipeline) || doc.pipeline.length === 0) throw new Error(`no pipeline in ${SHIPPED_CONFIG}`);
   return JSON.stringify(doc.pipeline);

@@ -19,7 +19,8 @@ import { mcp } from './mcp.js';
 import { promptRender } from './prompt-render.js';
 import { memory } from './memory.js';
 import { soak } from './soak.js';
+import { startup } from './startup.js';
 import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
 
-export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, http2, dialects, governance, defaultPipeline, guardrails, mcp, promptRender, distributed, cacheHit, eventLoop, analytics, logs, soak, memory];
+export const scenarios: readonly Scenario[] = [throughput, latencyC1, streaming, http2, dialects, governance, defaultPipeline, guardrails, mcp, promptRender, startup, distributed, cacheHit, eventLoop, analytics, logs, soak, memory];
