@@ -34,7 +34,7 @@ import {
 } from '../../core/index.js';
 import { findMcpIntegration, visibleMcpIntegration } from '../admin-catalog/mcp-integrations.js';
 import { findMcpServer } from '../admin-catalog/mcp-servers.js';
-import { connectUpstream, describe, upstreamTarget, UpstreamUnavailable, type UpstreamTarget } from './upstream.js';
+import { describe, upstreamTarget, UpstreamUnavailable, type UpstreamTarget } from './target.js';
 
 type Integration = Records.McpIntegrationRecord;
 type Server = Records.McpServerRecord;
@@ -228,6 +228,8 @@ async function inventory(app: GatewayApp, integration: Integration, timeoutMs: n
   let client: Client | undefined;
   try {
     target = upstreamTarget(app.store, integration);
+    // The SDK client, loaded on the first listing or connection test (not with the plugin: see index.ts).
+    const { connectUpstream } = await import('./upstream.js');
     client = await connectUpstream(target, { dispatcher: app.upstream, policy: app.config.security.custom_hosts, timeoutMs, signal });
     const c = client;
     const options = { signal, timeout: timeoutMs };

@@ -41,12 +41,11 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { GatewayContext, GuardrailOutcome, GuardrailService, McpCall, Store, TextVerdict } from '../../core/index.js';
 import { VERSION } from '../../core/version.js';
 import { reachableServer, reachableServers, refusal, type CapabilityType, type Reachable } from './access.js';
+import { SEPARATOR } from './call.js';
 import { GatewayMcpError, McpErrors, relayed } from './errors.js';
 import type { Session } from './session.js';
 import { describe, UpstreamUnavailable } from './upstream.js';
 
-/** `<slug>__<name>` on the aggregated endpoint. */
-export const SEPARATOR = '__';
 
 export interface ProxyOptions {
   store: Store;

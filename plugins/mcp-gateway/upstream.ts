@@ -17,35 +17,11 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { checkUpstreamUrl, SseParser, type CustomHostPolicy, type Records, type Store } from '../../core/index.js';
+import { checkUpstreamUrl, SseParser, type CustomHostPolicy } from '../../core/index.js';
 import { VERSION } from '../../core/version.js';
+import { describe, UpstreamUnavailable, type UpstreamTarget } from './target.js';
 
-export interface UpstreamTarget {
-  /** The integration's slug, for errors and logs. */
-  name: string;
-  url: string;
-  transport: 'http' | 'sse';
-  /** Unsealed credentials (custom headers): sent upstream only, never logged or shown. */
-  headers: Record<string, string>;
-}
-
-/** Why an upstream could not be reached, said without its credentials. */
-export class UpstreamUnavailable extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'UpstreamUnavailable';
-  }
-}
-
-export function upstreamTarget(store: Store, integration: Records.McpIntegrationRecord): UpstreamTarget {
-  if (integration.auth_type === 'oauth_auto' || integration.auth_type === 'oauth_client_credentials') {
-    throw new UpstreamUnavailable(`MCP integration "${integration.slug}" uses ${integration.auth_type}, which the gateway does not perform: register it with auth_type "headers" and the token as a custom header.`);
-  }
-  const headers = integration.auth_type === 'headers' && integration.configurations_sealed !== null
-    ? (JSON.parse(store.secrets.decrypt(integration.configurations_sealed)) as Record<string, string>)
-    : {};
-  return { name: integration.slug, url: integration.url, transport: integration.transport, headers };
-}
+export { describe, UpstreamUnavailable, upstreamTarget, type UpstreamTarget } from './target.js';
 
 export interface ConnectOptions {
   dispatcher: Dispatcher;
@@ -257,12 +233,4 @@ export async function connectUpstream(target: UpstreamTarget, options: ConnectOp
     throw new UpstreamUnavailable(`MCP server "${target.name}" at ${url.origin} did not answer initialize: ${describe(err)}`, { cause: err });
   }
   return client;
-}
-
-/** An error's message without anything that could hold a header value. */
-export function describe(err: unknown): string {
-  const e = err as { message?: unknown; code?: unknown; cause?: { code?: unknown; message?: unknown } };
-  const code = typeof e?.code === 'string' ? e.code : e?.cause && typeof e.cause.code === 'string' ? e.cause.code : undefined;
-  const cause = code !== undefined && !(typeof e?.message === 'string' && e.message.includes(code)) ? ` (${code})` : '';
-  return `${typeof e?.message === 'string' ? e.message.slice(0, 300) : String(err).slice(0, 300)}${cause}`;
 }
