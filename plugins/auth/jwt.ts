@@ -4,7 +4,7 @@
  * from the claims named in the YAML. A JWT is temporary and carries its own scopes, so nothing
  * is stored for it.
  */
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload, JWTVerifyGetKey } from 'jose';
 import { findWorkspace, type Principal, type Records, type Store } from '../../core/index.js';
 
 type OrgRole = Records.OrgRole;
@@ -26,12 +26,17 @@ function claimScopes(value: unknown): string[] {
 }
 
 export function createJwtVerifier(store: Store, options: JwtOptions): JwtVerifier {
-  // jose caches the key set and refetches it on an unknown `kid` (key rotation at the IdP).
-  const jwks = createRemoteJWKSet(new URL(options.jwks_url));
+  const url = new URL(options.jwks_url);
+  // jose is loaded with the first token (not with every start); it caches the key set and
+  // refetches it on an unknown `kid` (key rotation at the IdP).
+  let jose: Promise<{ jwks: JWTVerifyGetKey; jwtVerify: typeof import('jose').jwtVerify }> | undefined;
+  const load = (): NonNullable<typeof jose> =>
+    (jose ??= import('jose').then(({ createRemoteJWKSet, jwtVerify }) => ({ jwks: createRemoteJWKSet(url), jwtVerify })));
   return {
     async verify(token) {
       let payload: JWTPayload;
       try {
+        const { jwks, jwtVerify } = await load();
         ({ payload } = await jwtVerify(token, jwks, { issuer: options.issuer, audience: options.audience }));
       } catch (err) {
         // jose's messages say which check failed (expired, audience, signature) and echo no secret.

@@ -16,7 +16,6 @@
  * first route that matches, so `/v1/prompts/partials/x` is a partial; `partials` is therefore not
  * a prompt slug.
  */
-import { createTwoFilesPatch, diffLines } from 'diff';
 import {
   AdminErrors,
   assertVisible,
@@ -463,12 +462,14 @@ export function promptRoutes(): AnyAdminRoute[] {
         changes: { type: 'array', items: S.record({ op: { type: 'string', enum: ['add', 'remove', 'same'] }, value: S.str }) },
         object: S.str,
       }),
-      handler({ params, query, principal, store }) {
+      async handler({ params, query, principal, store }) {
         const prompt = visiblePrompt(principal, store, params.slug!);
         const a = selectVersion(store, prompt, { version: query.from });
         const b = selectVersion(store, prompt, { version: query.to });
         const textA = diffText(a);
         const textB = diffText(b);
+        // Loaded with the first diff asked for, not with every start.
+        const { createTwoFilesPatch, diffLines } = await import('diff');
         return {
           from: a.version,
           to: b.version,

@@ -13,8 +13,8 @@
  * A corrupt or truncated stream becomes an exception event too, so the translator ends the answer
  * with an error event instead of silently stopping.
  */
-import { EventStreamCodec } from '@smithy/eventstream-codec';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { createRequire } from 'node:module';
+import type { EventStreamCodec } from '@smithy/eventstream-codec';
 import type { SseEvent } from '../../sse/sse-parser.js';
 import type { EventDecoder, StreamDecoder } from '../types.js';
 
@@ -24,7 +24,17 @@ const PRELUDE = 12;
 /** AWS caps a message at 16 MB; a larger length prefix means the stream is corrupt. */
 const MAX_MESSAGE = 16 << 20;
 
-const codec = new EventStreamCodec(toUtf8, fromUtf8);
+const require = createRequire(import.meta.url);
+let loaded: { codec: EventStreamCodec; toUtf8: (input: Uint8Array) => string } | undefined;
+/** The AWS codec, loaded with the first Bedrock stream (not with every gateway's start). */
+function codecs(): NonNullable<typeof loaded> {
+  if (loaded === undefined) {
+    const { EventStreamCodec } = require('@smithy/eventstream-codec') as typeof import('@smithy/eventstream-codec');
+    const { fromUtf8, toUtf8 } = require('@smithy/util-utf8') as typeof import('@smithy/util-utf8');
+    loaded = { codec: new EventStreamCodec(toUtf8, fromUtf8), toUtf8 };
+  }
+  return loaded;
+}
 
 function header(headers: Headers, name: string): string | undefined {
   const value = headers[name]?.value;
@@ -47,6 +57,7 @@ function messageText(payload: string): string {
 }
 
 function toEvent(bytes: Uint8Array): SseEvent {
+  const { codec, toUtf8 } = codecs();
   const message = codec.decode(bytes);
   const headers = message.headers as Headers;
   const payload = toUtf8(message.body);

@@ -15,8 +15,8 @@
  *   call exactly as sent;
  * - otherwise the target's API key is a Bedrock API key, sent as `Authorization: Bearer`.
  */
-import { SignatureV4 } from '@smithy/signature-v4';
-import { Hash } from '@smithy/hash-node';
+import { createRequire } from 'node:module';
+import type { SignatureV4 } from '@smithy/signature-v4';
 import { Errors } from '../../errors.js';
 import type { Target } from '../../router/types.js';
 import type { ProviderAdapter, SignableRequest, Translator, UrlInput } from '../types.js';
@@ -51,8 +51,25 @@ function hasSigningKeys(target: Target): boolean {
   return field(target, 'aws_access_key_id') !== undefined && field(target, 'aws_secret_access_key') !== undefined;
 }
 
-/** Node's native SHA-256 (as the AWS SDK uses in Node); the pure-JS hashes cost several times more per call. */
-const sha256 = Hash.bind(null, 'sha256');
+/**
+ * The AWS signer, loaded with the first signer made (the @smithy modules took about 0.1 s of every
+ * gateway's start), with Node's native SHA-256 (as the AWS SDK uses in Node; the pure-JS hashes
+ * cost several times more per call).
+ */
+const require = createRequire(import.meta.url);
+interface Signing {
+  SignatureV4: typeof SignatureV4;
+  sha256: ConstructorParameters<typeof SignatureV4>[0]['sha256'];
+}
+let smithy: Signing | undefined;
+function signing(): Signing {
+  if (smithy === undefined) {
+    const { SignatureV4 } = require('@smithy/signature-v4') as typeof import('@smithy/signature-v4');
+    const { Hash } = require('@smithy/hash-node') as typeof import('@smithy/hash-node');
+    smithy = { SignatureV4, sha256: Hash.bind(null, 'sha256') };
+  }
+  return smithy;
+}
 
 /** Signers by credentials: each caches its derived signing key for the day, so it is reused. */
 const signers = new Map<string, SignatureV4>();
@@ -63,6 +80,7 @@ function signerFor(region: string, accessKeyId: string, secretAccessKey: string,
   let signer = signers.get(key);
   if (signer === undefined) {
     if (signers.size >= MAX_SIGNERS) signers.delete(signers.keys().next().value!);
+    const { SignatureV4, sha256 } = signing();
     signer = new SignatureV4({ service: 'bedrock', region, sha256, credentials: { accessKeyId, secretAccessKey, sessionToken } });
     signers.set(key, signer);
   }

@@ -20,7 +20,6 @@
  * Errors never carry the key, the assertion or a token: 502 `provider_auth_failed` names the HTTP
  * status and Google's short error code (`invalid_grant`) only.
  */
-import { importPKCS8, SignJWT } from 'jose';
 import { request, type Dispatcher } from 'undici';
 import { Errors, isGatewayError } from '../../errors.js';
 import { checkUpstreamUrl, type CustomHostPolicy } from '../../upstream/ssrf.js';
@@ -98,6 +97,8 @@ export const accessTokens = new AccessTokenCache();
 
 /** The signed JWT assertion for `account` (exported for tests that check its claims). */
 export async function assertionFor(account: ServiceAccount, nowSeconds = Math.floor(Date.now() / 1000)): Promise<string> {
+  // jose is loaded with the first token exchange (not with every gateway's start).
+  const { importPKCS8, SignJWT } = await import('jose');
   let key: Awaited<ReturnType<typeof importPKCS8>>;
   try {
     key = await importPKCS8(account.privateKey, 'RS256');
