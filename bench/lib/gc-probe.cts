@@ -41,7 +41,7 @@ const CHANNEL = 'gateway-bench-gc-probe';
 /** How long the main thread waits for the workers' answers (a worker busy with a batch answers late). */
 const WORKER_WAIT_MS = 1000;
 
-type Message = { type: 'collect'; seq: number } | ({ type: 'heap'; seq: number } & ThreadHeap);
+type Message = { type: 'collect'; seq: number } | { type: 'heap'; seq: number; heap: ThreadHeap };
 
 function heap(): ThreadHeap {
   const h = getHeapStatistics();
@@ -66,16 +66,14 @@ if (out !== undefined) {
       const m = (event as { data: Message }).data;
       if (m.type !== 'collect') return;
       gc();
-      channel.postMessage({ type: 'heap', seq: m.seq, ...heap() } satisfies Message);
+      channel.postMessage({ type: 'heap', seq: m.seq, heap: heap() } satisfies Message);
     };
   } else {
     let seq = 0;
     let workers: ThreadHeap[] = [];
     channel.onmessage = (event) => {
       const m = (event as { data: Message }).data;
-      if (m.type === 'heap' && m.seq === seq) {
-        workers.push({ threadId: m.threadId, usedBytes: m.usedBytes, totalBytes: m.totalBytes, physicalBytes: m.physicalBytes, youngBytes: m.youngBytes });
-      }
+      if (m.type === 'heap' && m.seq === seq) workers.push(m.heap);
     };
     process.on('SIGUSR2', () => {
       seq++;
