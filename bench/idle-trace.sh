@@ -13,6 +13,7 @@
 #
 #   bench/idle-trace.sh [streams]                       # A: shipped pipeline, B: the core ([]), dist/
 #   A=dist-base/cli/main.js B=dist/cli/main.js PIPE_B=A bench/idle-trace.sh 60   # two builds, one pipeline
+#   PIPE_B=A FLAGS_B='--max-semi-space-size=1' bench/idle-trace.sh 60   # one build, node/V8 flags (ENV_A/ENV_B: environments)
 #
 # Needs perf (linux-perf) with syscall tracepoints, taskset and root.
 set -euo pipefail
@@ -32,8 +33,8 @@ taskset -c 1 node dist/bench/bare-proxy.js --upstream "http://127.0.0.1:$MOCK_PO
 PIDS+=($!)
 PID_bare=$!
 
-start A "$A" "$PIPE_A"
-start B "$B" "$PIPE_B"
+start A "$A" "$PIPE_A" "${ENV_A:-}" "${FLAGS_A:-}"
+start B "$B" "$PIPE_B" "${ENV_B:-}" "${FLAGS_B:-}"
 await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log" "$TMP/bare.log"
 
 # The driver: unpaused streams first, then N rounds of one 100 ms stream per target. Every request
@@ -72,8 +73,8 @@ sleep 1
 FIRST=$(taskset -c 0 node "$TMP/drive.mjs" timed)
 kill -INT "$PERF"; wait "$PERF" 2>/dev/null || true
 
-echo "A: $A pipeline $PIPE_A"
-echo "B: $B pipeline $PIPE_B"
+echo "A: $A ${ENV_A:-} ${FLAGS_A:-} pipeline $PIPE_A"
+echo "B: $B ${ENV_B:-} ${FLAGS_B:-} pipeline $PIPE_B"
 echo "$N streams per target, medians in µs"
 perf script -i "$TMP/perf.data" -F pid,time,event,trace 2>/dev/null | node -e '
 const [bare, a, b] = process.argv.slice(1, 4);

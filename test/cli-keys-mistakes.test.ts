@@ -7,6 +7,9 @@ import { join } from 'node:path';
 import { runCli } from './helpers/process.js';
 import { tempDir, writeFile } from './helpers/gateway.js';
 
+// Many CLI runs, each a new Node process: about 30 s in CI, half of tap's 60 s default.
+t.setTimeout(180_000);
+
 t.test('mistakes are refused with a message, exit 1, and nothing on stdout', async (t) => {
   const dir = tempDir();
   const yaml = writeFile(dir, 'gw.yaml', `server: {host: 127.0.0.1, port: 0}\nstore: {path: ${JSON.stringify(join(dir, 'data'))}}\npipeline: [auth]\n`);

@@ -11,6 +11,9 @@ import { request } from 'undici';
 import { runCli, startCli, REPO } from './helpers/process.js';
 import { ADMIN_KEY, startMock, direct, tempDir, writeFile } from './helpers/gateway.js';
 
+// CLI runs and a gateway process: about 25 s in CI, and slower on a busy machine.
+t.setTimeout(180_000);
+
 const FIXTURE = join(REPO, 'test/fixtures/pricing/litellm-excerpt.json');
 
 async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> }> {

@@ -13,6 +13,9 @@ import { mcpClient, resultText } from './helpers/mcp-client.js';
 import { startMcpUpstream } from './helpers/mcp-upstream.js';
 import { needServices } from './helpers/services.js';
 
+// Gateway processes on real PostgreSQL and Valkey with MCP sessions: about 45 s in CI, near tap's 60 s default.
+t.setTimeout(180_000);
+
 const YAML = `security: {custom_hosts: {allow: ["127.0.0.1"]}}
 pipeline: [logging, auth, mcp-gateway, admin-org, admin-api-keys, admin-catalog]
 `;

@@ -11,6 +11,9 @@ import { startGateway, startMock, direct, tempDir, writeFile } from './helpers/g
 import { loadConfigText } from '../core/config/load.js';
 import { definePlugin, type PluginDefinition } from '../core/plugin.js';
 
+// Real gateway processes started, reloaded and stopped: 30–37 s in CI, half of tap's 60 s default.
+t.setTimeout(180_000);
+
 const streamBody = JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'drain me' }] });
 
 function refused(url: string): Promise<boolean> {
