@@ -20,6 +20,7 @@ import type { Store } from './store/store.js';
 import type { TokenCounter } from './workers/types.js';
 import type { Dispatcher } from 'undici';
 import { schemaProblem } from './validation/schema-check.js';
+import { fingerprint, precompiled } from './validation/precompiled.js';
 
 /** Standard plugins by name; each loads its module lazily (only what the pipeline uses is imported). */
 export type PluginCatalog = Readonly<Record<string, () => Promise<{ default: PluginDefinition<never> }>>>;
@@ -58,6 +59,16 @@ function problemAt(config: GatewayConfig, locate: Locator, segments: Array<strin
   return { file: config.file, line, column, path: formatPath(segments), message };
 }
 
+/** The ajv options of plugins' option schemas, generated (cli/build-validators.ts) or compiled: every problem at once, defaults filled in. */
+export const PLUGIN_OPTIONS_AJV_OPTIONS = { allErrors: true, useDefaults: true, strict: false, validateSchema: false } as const;
+
+/** The ajv that compiles plugins' option schemas (with the formats they may name). */
+export function optionsAjv(extra: object = {}): Ajv {
+  const ajv = new Ajv({ ...PLUGIN_OPTIONS_AJV_OPTIONS, ...extra });
+  addFormats.default(ajv);
+  return ajv;
+}
+
 /**
  * Resolves modules and checks options. Used by `gateway validate` (no setup) and at boot.
  * Throws a {@link ConfigError} listing every problem found.
@@ -65,10 +76,10 @@ function problemAt(config: GatewayConfig, locate: Locator, segments: Array<strin
 export async function resolvePlugins(config: GatewayConfig, locate: Locator, catalog: PluginCatalog): Promise<Resolved[]> {
   const problems: ConfigProblem[] = [];
   const resolved: Resolved[] = [];
-  // One ajv per resolution: option schemas come from plugin modules and are compiled once here,
-  // each checked first against the meta-schema by the shared checker (validation/schema-check.ts).
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, validateSchema: false });
-  addFormats.default(ajv);
+  // One ajv per resolution, made if a schema needs compiling: option schemas come from plugin
+  // modules and are compiled once here, each checked first against the meta-schema by the shared
+  // checker (validation/schema-check.ts).
+  let ajv: Ajv | undefined;
   const seen = new Set<string>();
 
   for (const [index, entry] of config.pipeline.entries()) {
@@ -101,11 +112,15 @@ export async function resolvePlugins(config: GatewayConfig, locate: Locator, cat
     seen.add(definition.name);
     const options = structuredClone(entry.options);
     if (definition.configSchema) {
-      let validate: ValidateFunction;
+      // A standard plugin's schema was checked and generated at build time (precompiled.ts); any
+      // other schema (a custom plugin's, or one edited since the build) is checked and compiled here.
+      let validate = precompiled<ValidateFunction>(`plugin-${definition.name}`, fingerprint(PLUGIN_OPTIONS_AJV_OPTIONS, definition.configSchema));
       try {
-        const problem = schemaProblem(definition.configSchema);
-        if (problem !== null) throw new Error(`schema is invalid: ${problem}`);
-        validate = ajv.compile(definition.configSchema);
+        if (validate === undefined) {
+          const problem = schemaProblem(definition.configSchema);
+          if (problem !== null) throw new Error(`schema is invalid: ${problem}`);
+          validate = (ajv ??= optionsAjv()).compile(definition.configSchema);
+        }
       } catch (err) {
         problems.push(problemAt(config, locate, at, `plugin "${definition.name}" has an invalid configSchema: ${(err as Error).message}`));
         continue;

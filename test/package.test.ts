@@ -78,6 +78,7 @@ t.test('the packed tarball installs into an empty folder and runs there', async 
   const files = packed!.files.map((f) => f.path);
   t.ok(files.includes('LICENSE') && files.includes('dist/cli/main.js') && files.includes('dist/core/index.d.ts') && files.includes('config/gateway.yaml'), 'CLI, types, default config and LICENSE are in it');
   t.ok(files.some((f) => f.startsWith('dist/console/assets/')), 'the built console is in it');
+  t.ok(['request', 'config', 'meta', 'plugin-auth'].every((name) => files.includes(`dist/core/validation/generated/${name}.cjs`)), 'the validators generated at build time are in it');
   t.notOk(files.some((f) => f.startsWith('dist/test/') || f.endsWith('.ts') && !f.endsWith('.d.ts') || f.endsWith('.map')), 'no tests, sources or source maps');
 
   const app = join(dir, 'app');
@@ -90,6 +91,9 @@ t.test('the packed tarball installs into an empty folder and runs there', async 
   const valid = run('npx', ['--no-install', 'gateway', 'validate'], app, { GATEWAY_CONFIG: '' });
   t.equal(valid.code, 0, valid.stderr);
   t.match(valid.stdout, /node_modules\/model-gateway\/config\/gateway\.yaml: OK \(\d+ plugins\)/);
+  // The installed package loads them (their requires of ajv resolve from the app's node_modules).
+  const sources = run('node', ['--input-type=module', '-e', "const v = await import('./node_modules/model-gateway/dist/core/validation/index.js'); process.stdout.write(v.createRequestValidator().source)"], app);
+  t.equal(sources.stdout, 'generated', sources.stderr);
 
   const mock = await serve(t, app, ['mock-upstream', '--port', '0'], /mock upstream listening on (\S+)/);
 

@@ -19,6 +19,7 @@ import { LineCounter, isMap, parseDocument } from 'yaml';
 import { interpolateDocument } from './interpolate.js';
 import { NOWHERE, createPositions, formatPath, type Segments } from './positions.js';
 import { describe, problemFromAjv } from './ajv-problems.js';
+import { fingerprint, precompiled, type ValidatorSource } from '../validation/precompiled.js';
 
 export { formatPath } from './positions.js';
 import type {
@@ -75,7 +76,7 @@ const ENV_FILE = 'env';
 
 // ── schema ────────────────────────────────────────────────────────────────────────────────────
 
-let validator: ValidateFunction<RawConfig> | undefined;
+let validator: { validate: ValidateFunction<RawConfig>; source: ValidatorSource } | undefined;
 
 /**
  * The schema lives in `config/` at the package root, outside `core/`, because editors read it
@@ -92,21 +93,44 @@ function findSchemaFile(): string {
   }
 }
 
-/** Compiled on first use and kept: compiling costs milliseconds, validating microseconds. */
-function getValidator(): ValidateFunction<RawConfig> {
-  if (validator) return validator;
-  const schema: unknown = JSON.parse(readFileSync(findSchemaFile(), 'utf8'));
-  const ajv = new Ajv({
-    allErrors: true, // report every problem in one run of `gateway validate`
-    verbose: true, // errors carry parentSchema, where the friendlier messages live
-    useDefaults: true, // the schema's `default`s are the single source of defaults
-    allowUnionTypes: true, // sizes and durations are integer | string
-    validateSchema: false, // the gateway's own schema, checked by its tests: no meta-schema compile (~60 ms) at every start
-  });
-  // Annotations that editors (vscode-json-languageservice) show; declared so strict mode accepts them.
-  ajv.addVocabulary(['patternErrorMessage', 'errorMessage']);
-  validator = ajv.compile<RawConfig>(schema as object);
-  return validator;
+/**
+ * The config schema's ajv options, generated (cli/build-validators.ts) or compiled. No
+ * meta-schema check: the gateway's own schema, checked by its tests (about 60 ms a start).
+ */
+export const CONFIG_AJV_OPTIONS = {
+  allErrors: true, // report every problem in one run of `gateway validate`
+  verbose: true, // errors carry parentSchema, where the friendlier messages live
+  useDefaults: true, // the schema's `default`s are the single source of defaults
+  allowUnionTypes: true, // sizes and durations are integer | string
+  validateSchema: false,
+} as const;
+
+/** Annotations that editors (vscode-json-languageservice) show; declared so strict mode accepts them. */
+export const CONFIG_VOCABULARY = ['patternErrorMessage', 'errorMessage'];
+
+/** The config schema's text, as shipped in config/gateway.schema.json. */
+export function configSchemaText(): string {
+  return readFileSync(findSchemaFile(), 'utf8');
+}
+
+/**
+ * The config schema's validator: the code generated at build time when it matches the schema file
+ * (see core/validation/precompiled.ts), otherwise compiled. Made on first use and kept; with
+ * `precompiled: false`, compiled anew each call (the tests compare the two).
+ */
+export function configValidator(options: { precompiled?: boolean } = {}): { validate: ValidateFunction<RawConfig>; source: ValidatorSource } {
+  if (options.precompiled !== false && validator !== undefined) return validator;
+  const text = configSchemaText();
+  const generated = options.precompiled === false ? undefined : precompiled<ValidateFunction<RawConfig>>('config', fingerprint(CONFIG_AJV_OPTIONS, text));
+  let made: { validate: ValidateFunction<RawConfig>; source: ValidatorSource };
+  if (generated !== undefined) made = { validate: generated, source: 'generated' };
+  else {
+    const ajv = new Ajv(CONFIG_AJV_OPTIONS);
+    ajv.addVocabulary(CONFIG_VOCABULARY);
+    made = { validate: ajv.compile<RawConfig>(JSON.parse(text) as object), source: 'compiled' };
+  }
+  if (options.precompiled !== false) validator = made;
+  return made;
 }
 
 // ── units ─────────────────────────────────────────────────────────────────────────────────────
@@ -280,7 +304,7 @@ export function loadConfigText(text: string, file: string, env: NodeJS.ProcessEn
     return finish(null, problems, locate);
   }
 
-  const validate = getValidator();
+  const { validate } = configValidator();
   if (!validate(data)) {
     const errors = validate.errors ?? [];
     // A pipeline entry with the wrong shape (usually mis-indented options) says so once; the

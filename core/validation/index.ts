@@ -21,6 +21,7 @@ import { ValidationErrors } from './errors.js';
 import { countTokensSchema, messagesSchema } from './messages.js';
 import { moderationsSchema } from './moderations.js';
 import { checkResponsesRules, responsesSchema } from './responses.js';
+import { fingerprint, precompiled, type ValidatorSource } from './precompiled.js';
 
 export { ValidationErrors } from './errors.js';
 
@@ -52,38 +53,67 @@ const ROUTES: Record<ModelRoute, { schema: SchemaObject; rules: CrossFieldRule |
 };
 
 /**
- * Compiles every route schema once (call at boot) and returns the per-request validator.
+ * The ajv options of the request schemas, generated (cli/build-validators.ts) or compiled. They
+ * are the contract with the forwarding path: the body must come out unchanged (no coercion,
+ * defaults or removal). No meta-schema check: these are the gateway's own schemas, compiled by its
+ * tests (a meta-schema compile costs about 60 ms).
+ */
+export const REQUEST_AJV_OPTIONS = {
+  allErrors: false,
+  coerceTypes: false,
+  useDefaults: false,
+  removeAdditional: false,
+  strict: false,
+  validateSchema: false,
+} as const;
+
+/** The request schema of each model route. */
+export function requestSchemas(): Record<ModelRoute, SchemaObject> {
+  const schemas = {} as Record<ModelRoute, SchemaObject>;
+  for (const route of Object.keys(ROUTES) as ModelRoute[]) schemas[route] = ROUTES[route].schema;
+  return schemas;
+}
+
+/** A route's name as an identifier (the generated module's export): `chat.completions` → `chat_completions`. */
+export function exportName(route: ModelRoute): string {
+  return route.replace(/\./g, '_');
+}
+
+/** The per-request validator, and where its schemas' code came from. */
+export interface RouteValidator extends RequestValidator {
+  readonly source: ValidatorSource;
+}
+
+/**
+ * The per-request validator over every route's schema (call at boot): the code generated at build
+ * time when it matches these schemas (see precompiled.ts), otherwise compiled here once.
+ * `precompiled: false` compiles regardless (the tests compare the two).
  *
  * @example
  *   const validateRequest = createRequestValidator();
  *   const err = validateRequest('chat.completions', body);
  *   if (err) return err; // 400 with code and param, e.g. value_above_maximum / temperature
  */
-export function createRequestValidator(): RequestValidator {
-  // The options are the contract with the forwarding path: the body must come out unchanged.
-  const ajv = new Ajv({
-    allErrors: false,
-    coerceTypes: false,
-    useDefaults: false,
-    removeAdditional: false,
-    strict: false,
-    // The gateway's own schemas, compiled by every test run: no meta-schema compile (~60 ms) at every start.
-    validateSchema: false,
-  });
+export function createRequestValidator(options: { precompiled?: boolean } = {}): RouteValidator {
+  const schemas = requestSchemas();
+  const generated = options.precompiled === false ? undefined : precompiled<Record<string, ValidateFunction>>('request', fingerprint(REQUEST_AJV_OPTIONS, schemas));
+  const ajv = generated === undefined ? new Ajv(REQUEST_AJV_OPTIONS) : undefined;
   const compiled = {} as Record<ModelRoute, CompiledRoute>;
   for (const route of Object.keys(ROUTES) as ModelRoute[]) {
     const { schema, rules } = ROUTES[route];
-    compiled[route] = { schema, validate: ajv.compile(schema), rules };
+    compiled[route] = { schema, validate: generated?.[exportName(route)] ?? ajv!.compile(schema), rules };
   }
 
-  return function validateRequest(route: ModelRoute, body: unknown): GatewayError | null {
+  return Object.assign(validateRequest, { source: (generated === undefined ? 'compiled' : 'generated') as ValidatorSource });
+
+  function validateRequest(route: ModelRoute, body: unknown): GatewayError | null {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       return ValidationErrors.invalidBody('The request body must be a JSON object.', { param: null });
     }
     const entry = compiled[route];
     if (!entry.validate(body)) return fromAjvErrors(entry.validate.errors, body, entry.schema);
     return entry.rules === null ? null : entry.rules(body as Body);
-  };
+  }
 }
 
 /**
