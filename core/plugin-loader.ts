@@ -114,8 +114,9 @@ export async function resolvePlugins(config: GatewayConfig, locate: Locator, cat
     if (definition.configSchema) {
       // A standard plugin's schema was checked and generated at build time (precompiled.ts); any
       // other schema (a custom plugin's, or one edited since the build) is checked and compiled here.
-      let validate = precompiled<ValidateFunction>(`plugin-${definition.name}`, fingerprint(PLUGIN_OPTIONS_AJV_OPTIONS, definition.configSchema));
+      let validate: ValidateFunction | undefined;
       try {
+        validate = precompiled<ValidateFunction>(`plugin-${definition.name}`, () => fingerprint(PLUGIN_OPTIONS_AJV_OPTIONS, definition.configSchema));
         if (validate === undefined) {
           const problem = schemaProblem(definition.configSchema);
           if (problem !== null) throw new Error(`schema is invalid: ${problem}`);

@@ -40,8 +40,12 @@ export function fingerprint(options: object, schema: unknown): string {
 /** A name a generated module may have (a standard plugin's `plugin-<name>`): no path in it. */
 const MODULE_NAME = /^[a-z0-9][a-z0-9-]*$/;
 
-/** The generated module `name` when it was generated from what `print` fingerprints; undefined otherwise. */
-export function precompiled<T>(name: string, print: string): T | undefined {
+/**
+ * The generated module `name` when it was generated from what `print` fingerprints; undefined
+ * otherwise. `print` may be a function: it is then called only when there is such a module (a
+ * custom plugin's schema, which has none, is not fingerprinted at all).
+ */
+export function precompiled<T>(name: string, print: string | (() => string)): T | undefined {
   if (!MODULE_NAME.test(name)) return undefined;
   let mod: { fingerprint?: unknown };
   try {
@@ -49,5 +53,5 @@ export function precompiled<T>(name: string, print: string): T | undefined {
   } catch {
     return undefined; // not generated (a build by tsc alone), or unreadable: compile instead
   }
-  return mod.fingerprint === print ? (mod as T) : undefined;
+  return mod.fingerprint === (typeof print === 'string' ? print : print()) ? (mod as T) : undefined;
 }
