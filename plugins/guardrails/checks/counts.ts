@@ -12,20 +12,21 @@ import { defineCheck, ValidationErrors, type CheckDefinition } from '../../../co
 
 export type CountParams = Record<string, number | undefined> & { min?: number; max?: number };
 
-const words = new Intl.Segmenter(undefined, { granularity: 'word' });
-const sentences = new Intl.Segmenter(undefined, { granularity: 'sentence' });
+// Made on first use: creating a segmenter loads ICU's break rules (tens of ms at every start otherwise).
+let words: Intl.Segmenter | undefined;
+let sentences: Intl.Segmenter | undefined;
 const HAS_CONTENT = /[\p{L}\p{N}]/u;
 
 export function countWords(text: string): number {
   let n = 0;
-  for (const s of words.segment(text)) if (s.isWordLike === true) n++;
+  for (const s of (words ??= new Intl.Segmenter(undefined, { granularity: 'word' })).segment(text)) if (s.isWordLike === true) n++;
   return n;
 }
 
 /** Sentences with at least one letter or digit (a trailing run of spaces or "..." is none). */
 export function countSentences(text: string): number {
   let n = 0;
-  for (const s of sentences.segment(text)) if (HAS_CONTENT.test(s.segment)) n++;
+  for (const s of (sentences ??= new Intl.Segmenter(undefined, { granularity: 'sentence' })).segment(text)) if (HAS_CONTENT.test(s.segment)) n++;
   return n;
 }
 
