@@ -107,6 +107,7 @@ export type { LogRecord, GuardrailsLog } from './observability/log-record.js';
 export { optionalService } from './services.js';
 export { fromAjvErrors, ValidationErrors } from './validation/index.js';
 export { schemaProblem } from './validation/schema-check.js';
+export { newAjv, addFormats as addAjvFormats } from './validation/ajv.js';
 export { nestsDeeper } from './validation/depth.js';
 export { defineCheck } from './guardrail-checks.js';
 export type { FeedbackEntry, FeedbackService } from './feedback.js';

@@ -8,8 +8,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { ConfigProblem, GatewayConfig, Locator, PipelineEntry } from './config/types.js';
 import { formatPath } from './config/load.js';
 import type { AppServices, GatewayApp, PluginDefinition, PluginHooks } from './plugin.js';
@@ -21,6 +20,7 @@ import type { TokenCounter } from './workers/types.js';
 import type { Dispatcher } from 'undici';
 import { schemaProblem } from './validation/schema-check.js';
 import { fingerprint, precompiled } from './validation/precompiled.js';
+import { newAjv } from './validation/ajv.js';
 
 /** Standard plugins by name; each loads its module lazily (only what the pipeline uses is imported). */
 export type PluginCatalog = Readonly<Record<string, () => Promise<{ default: PluginDefinition<never> }>>>;
@@ -64,9 +64,7 @@ export const PLUGIN_OPTIONS_AJV_OPTIONS = { allErrors: true, useDefaults: true, 
 
 /** The ajv that compiles plugins' option schemas (with the formats they may name). */
 export function optionsAjv(extra: object = {}): Ajv {
-  const ajv = new Ajv({ ...PLUGIN_OPTIONS_AJV_OPTIONS, ...extra });
-  addFormats.default(ajv);
-  return ajv;
+  return newAjv({ ...PLUGIN_OPTIONS_AJV_OPTIONS, ...extra }, { formats: true });
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
  * A start loads no module it does not use (README, Benchmarks: "Startup"): not the MCP SDK and
  * zod (loaded on the first MCP request), nor the distributed mode's clients, the AWS signer, jose,
- * fast-json-stringify (the first admin route compiled), diff, or the mock upstream. A
- * module-resolution hook in the real CLI process reports each of them it resolves.
+ * fast-json-stringify (the first admin route compiled), diff, the mock upstream, or ajv's schema
+ * compiler (the gateway's own schemas are generated at build time; ajv loads with the first admin
+ * call). A module-resolution hook in the real CLI process reports each of them it resolves, and a
+ * watch on CommonJS loads each one loaded through `require` (which ESM hooks do not see).
  */
 import t from 'tap';
 import { readFileSync } from 'node:fs';
@@ -12,14 +14,17 @@ import { parse } from 'yaml';
 import { ADMIN_KEY, tempDir, writeFile } from './helpers/gateway.js';
 import { REPO, startCli } from './helpers/process.js';
 
-/** Modules a start must not load (each has its own lazy load in the code). */
-const LAZY = /node_modules\/(@modelcontextprotocol\/sdk|zod|pg|ioredis|@smithy|jose|fast-json-stringify|diff)\/|dist\/bench\//;
+/** Modules a start must not load (each has its own lazy load in the code). ajv's runtime helpers (`ajv/dist/runtime/`) are what the generated validators use. */
+const LAZY = /node_modules\/(@modelcontextprotocol\/sdk|zod|pg|ioredis|@smithy|jose|fast-json-stringify|diff)\/|node_modules\/ajv\/dist\/(ajv|core|compile)\b|dist\/bench\//;
 
 /** An ESM resolve hook (node:module register) that reports each such module on stderr. */
 const RESOLVE = `const lazy = new RegExp(${JSON.stringify(LAZY.source)}); export async function resolve(s, c, next) { const r = await next(s, c); if (lazy.test(r.url)) console.error('lazy module resolved: ' + r.url); return r; }`;
+/** The same for CommonJS: every `require` (createRequire's included) goes through Module._load. */
+const WATCH = `const lazy = new RegExp(${JSON.stringify(LAZY.source)}); const load = Module._load; Module._load = function (request, parent, isMain) { let file = request; try { file = Module._resolveFilename(request, parent, isMain); } catch {} if (lazy.test(file)) console.error('lazy module required: ' + file); return load.apply(this, arguments); };`;
 const HOOK = [
-  "import { register } from 'node:module';",
+  "import Module, { register } from 'node:module';",
   `register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(RESOLVE)}));`,
+  WATCH,
 ].join('\n');
 
 t.test('a gateway on the shipped pipeline starts without the modules it does not use, and loads the MCP SDK for its first MCP request', async (t) => {
@@ -29,7 +34,7 @@ t.test('a gateway on the shipped pipeline starts without the modules it does not
   t.ok(pipeline.includes('mcp-gateway'), 'the shipped pipeline has the MCP gateway');
   const yaml = writeFile(dir, 'gw.yaml', `server: {host: 127.0.0.1, port: 0}\nstore: {path: ${JSON.stringify(join(dir, 'data'))}}\npipeline: ${JSON.stringify(pipeline)}\n`);
   const gw = await startCli(t, ['start', '--config', yaml], { GATEWAY_ADMIN_KEY: ADMIN_KEY, NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` });
-  t.notMatch(gw.stderr(), /lazy module resolved/, 'started without resolving any of them');
+  t.notMatch(gw.stderr(), /lazy module (resolved|required)/, 'started without loading any of them');
 
   // A workspace key that may call MCP tools, made through the admin API (which needs no SDK either).
   const made = await fetch(`${gw.url}/v1/api-keys/workspace/service`, {
@@ -40,6 +45,8 @@ t.test('a gateway on the shipped pipeline starts without the modules it does not
   t.equal(made.status, 200);
   const { key } = (await made.json()) as { key: string };
   t.notMatch(gw.stderr(), /lazy module resolved: .*@modelcontextprotocol/, 'an admin call loads no SDK either');
+  t.match(gw.stderr(), /lazy module required: .*node_modules\/ajv\/dist\/ajv\.js/, 'the first admin call loaded ajv to compile its route (the watch sees CommonJS loads)');
+  t.match(gw.stderr(), /lazy module required: .*node_modules\/fast-json-stringify\//, 'and fast-json-stringify for its answer');
 
   const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lazy-test', version: '1' } } };
   const res = await fetch(`${gw.url}/v1/mcp`, {

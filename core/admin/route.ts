@@ -30,8 +30,7 @@
  */
 import { createRequire } from 'node:module';
 import type FastJson from 'fast-json-stringify';
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { Ajv, ValidateFunction } from 'ajv';
 import type { GatewayApp, RouteDefinition } from '../plugin.js';
 import type { GatewayContext } from '../context.js';
 import type { Principal } from '../auth/principal.js';
@@ -52,6 +51,7 @@ import { uuidv7 } from '../store/ids.js';
 import type { AuditRecord } from '../store/records.js';
 import { findWorkspace, defaultWorkspace } from './workspaces.js';
 import type { JsonSchema } from './schemas.js';
+import { newAjv } from '../validation/ajv.js';
 
 export interface AdminInput<B, Q> {
   ctx: GatewayContext;
@@ -143,10 +143,8 @@ const fastJson = (): typeof FastJson => (fastJsonModule ??= require('fast-json-s
 function ajvs(): { body: Ajv; query: Ajv } {
   if (sharedAjv) return sharedAjv;
   // Schemas are checked at boot by the shared checker ({@link checkSchemas}), not again by each instance.
-  const body = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: false, strict: false, validateSchema: false });
-  const query = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: true, strict: false, validateSchema: false });
-  addFormats.default(body);
-  addFormats.default(query);
+  const body = newAjv({ allErrors: false, useDefaults: true, coerceTypes: false, strict: false, validateSchema: false }, { formats: true });
+  const query = newAjv({ allErrors: false, useDefaults: true, coerceTypes: true, strict: false, validateSchema: false }, { formats: true });
   return (sharedAjv = { body, query });
 }
 

@@ -13,13 +13,13 @@ import { readFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv } from 'ajv';
 import type { ValidateFunction } from 'ajv';
 import { LineCounter, isMap, parseDocument } from 'yaml';
 import { interpolateDocument } from './interpolate.js';
 import { NOWHERE, createPositions, formatPath, type Segments } from './positions.js';
 import { describe, problemFromAjv } from './ajv-problems.js';
 import { fingerprint, precompiled, type ValidatorSource } from '../validation/precompiled.js';
+import { newAjv } from '../validation/ajv.js';
 
 export { formatPath } from './positions.js';
 import type {
@@ -125,7 +125,7 @@ export function configValidator(options: { precompiled?: boolean } = {}): { vali
   let made: { validate: ValidateFunction<RawConfig>; source: ValidatorSource };
   if (generated !== undefined) made = { validate: generated, source: 'generated' };
   else {
-    const ajv = new Ajv(CONFIG_AJV_OPTIONS);
+    const ajv = newAjv(CONFIG_AJV_OPTIONS);
     ajv.addVocabulary(CONFIG_VOCABULARY);
     made = { validate: ajv.compile<RawConfig>(JSON.parse(text) as object), source: 'compiled' };
   }

@@ -23,12 +23,12 @@
  *      has targets to pick from, a node has something to call.
  * Every error is a 400 whose `param` is the path inside the config, e.g. `config.targets[1].weight`.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { compileSafeRegex } from '../safe-regex.js';
 import { nonFiniteNumber } from '../validation/finite-numbers.js';
 import { fromAjvErrors, ValidationErrors } from '../validation/index.js';
+import { newAjv } from '../validation/ajv.js';
 
 /**
  * Deepest nesting of `targets` (the root is depth 0, so a leaf may sit at depth 4: e.g. fallback
@@ -193,8 +193,7 @@ let compiled: ValidateFunction | undefined;
 function validator(): ValidateFunction {
   if (compiled !== undefined) return compiled;
   // The gateway's own schema, compiled by its tests: no meta-schema compile (~60 ms) on the first request with a config.
-  const ajv = new Ajv({ allErrors: false, useDefaults: false, coerceTypes: false, strict: false, validateSchema: false });
-  addFormats.default(ajv);
+  const ajv = newAjv({ allErrors: false, useDefaults: false, coerceTypes: false, strict: false, validateSchema: false }, { formats: true });
   return (compiled = ajv.compile(routingConfigSchema));
 }
 

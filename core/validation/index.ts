@@ -11,7 +11,6 @@
  * gateway forward the original bytes untouched.
  */
 
-import { Ajv } from 'ajv';
 import type { ErrorObject, SchemaObject, ValidateFunction } from 'ajv';
 import type { GatewayError } from '../errors.js';
 import { chatCompletionsSchema, checkChatCompletionsRules } from './chat-completions.js';
@@ -22,6 +21,7 @@ import { countTokensSchema, messagesSchema } from './messages.js';
 import { moderationsSchema } from './moderations.js';
 import { checkResponsesRules, responsesSchema } from './responses.js';
 import { fingerprint, precompiled, type ValidatorSource } from './precompiled.js';
+import { newAjv } from './ajv.js';
 
 export { ValidationErrors } from './errors.js';
 
@@ -97,7 +97,7 @@ export interface RouteValidator extends RequestValidator {
 export function createRequestValidator(options: { precompiled?: boolean } = {}): RouteValidator {
   const schemas = requestSchemas();
   const generated = options.precompiled === false ? undefined : precompiled<Record<string, ValidateFunction>>('request', fingerprint(REQUEST_AJV_OPTIONS, schemas));
-  const ajv = generated === undefined ? new Ajv(REQUEST_AJV_OPTIONS) : undefined;
+  const ajv = generated === undefined ? newAjv(REQUEST_AJV_OPTIONS) : undefined;
   const compiled = {} as Record<ModelRoute, CompiledRoute>;
   for (const route of Object.keys(ROUTES) as ModelRoute[]) {
     const { schema, rules } = ROUTES[route];

@@ -14,8 +14,9 @@
  *   // 'data/properties/n/type must be equal to one of the allowed values, …'
  */
 import { createRequire } from 'node:module';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { fingerprint, precompiled } from './precompiled.js';
+import { newAjv } from './ajv.js';
 
 /** The checker's ajv options, generated (cli/build-validators.ts) or compiled. */
 export const CHECKER_AJV_OPTIONS = { allErrors: true, strict: false } as const;
@@ -50,6 +51,6 @@ export function schemaProblem(schema: unknown, options: { compiled?: boolean } =
   const named = (schema as { $schema?: unknown }).$schema;
   const meta = options.compiled === true ? null : generatedChecker();
   if (meta !== null && (named === undefined || named === DRAFT_07 || named === `${DRAFT_07}#`)) return meta(schema) ? null : errorsText(meta.errors);
-  checker ??= new Ajv(CHECKER_AJV_OPTIONS);
+  checker ??= newAjv(CHECKER_AJV_OPTIONS);
   return checker.validateSchema(schema) ? null : checker.errorsText(checker.errors);
 }

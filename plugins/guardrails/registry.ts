@@ -12,11 +12,11 @@
  * parameter. Parsed lists are kept per source object (saved configs and records are shared and
  * frozen), so a request with a saved config parses nothing.
  */
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { Ajv, ValidateFunction } from 'ajv';
 import {
   fromAjvErrors,
   GatewayError,
+  newAjv,
   schemaProblem,
   ValidationErrors,
   type CheckDefinition,
@@ -99,16 +99,18 @@ type Json = Record<string, unknown>;
 export class CheckRegistry {
   readonly #checks = new Map<string, CheckDefinition<unknown>>();
   readonly #validators = new Map<string, ValidateFunction>();
-  readonly #ajv: Ajv;
-  readonly #actions: ValidateFunction;
+  /** Made when a guardrail first needs a schema compiled (not at every start: see core/validation/ajv.ts). */
+  #ajv: Ajv | undefined;
+  #actions: ValidateFunction | undefined;
   /** Parsed inline lists by source object (frozen configs, saved records). */
   readonly #parsed = new WeakMap<object, Guardrail[]>();
 
   constructor(private readonly store: Store) {
-    // Parameter schemas are checked by the shared checker in register(), not again by this instance.
-    this.#ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false });
-    addFormats.default(this.#ajv);
-    this.#actions = this.#ajv.compile(actionSchema);
+  }
+
+  /** Parameter schemas are checked by the shared checker in register(), not again by this instance. */
+  #compile(schema: object): ValidateFunction {
+    return (this.#ajv ??= newAjv({ allErrors: false, strict: false, validateSchema: false }, { formats: true })).compile(schema);
   }
 
   register(def: CheckDefinition<never> | CheckDefinition<Json>): void {
@@ -125,7 +127,7 @@ export class CheckRegistry {
   #validator(id: string, def: CheckDefinition<unknown>): ValidateFunction {
     let validate = this.#validators.get(id);
     if (validate === undefined) {
-      validate = this.#ajv.compile(def.parameters);
+      validate = this.#compile(def.parameters as object);
       this.#validators.set(id, validate);
     }
     return validate;
@@ -227,7 +229,8 @@ export class CheckRegistry {
     }
     if (checks.length === 0) return ValidationErrors.missingRequiredParameter(`${at} names no check.`, { param: at });
     if (checks.length > MAX_CHECKS_PER_GUARDRAIL) return ValidationErrors.tooManyProperties(`${at} has more than ${MAX_CHECKS_PER_GUARDRAIL} checks.`, { param: at });
-    if (!this.#actions(actions)) return prefixed(fromAjvErrors(this.#actions.errors, actions, actionSchema), at);
+    const valid = (this.#actions ??= this.#compile(actionSchema));
+    if (!valid(actions)) return prefixed(fromAjvErrors(valid.errors, actions, actionSchema), at);
     const redact = actions.redact === true;
     if (redact) {
       // A check finds spans with these parameters when its `find` answers a list (even an empty one) for them.

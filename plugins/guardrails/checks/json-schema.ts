@@ -9,11 +9,9 @@
  * Compiled validators are kept by schema object (configs are parsed once) and by JSON text
  * (bounded), so a request compiles nothing.
  */
-import { Ajv, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
-import { compileSafeRegex, defineCheck, ValidationErrors } from '../../../core/index.js';
+import { createRequire } from 'node:module';
+import type { Ajv, ValidateFunction } from 'ajv';
+import { addAjvFormats, compileSafeRegex, defineCheck, ValidationErrors } from '../../../core/index.js';
 import { parseJsonAnswer } from './json-answer.js';
 
 export interface JsonSchemaParams {
@@ -35,21 +33,25 @@ const safeRegExp = Object.assign(
   { code: 'safeRegExp' },
 );
 
-function makeAjv<T extends Ajv>(Class: new (options: object) => T): T {
+/** ajv's module of each dialect, loaded when a schema of that dialect is first compiled (not at every start). */
+const MODULES = { draft07: 'ajv', draft2019: 'ajv/dist/2019', draft2020: 'ajv/dist/2020' } as const;
+type Dialect = keyof typeof MODULES;
+const load = createRequire(import.meta.url);
+const dialects: Partial<Record<Dialect, Ajv>> = {};
+
+function makeAjv(dialect: Dialect): Ajv {
+  const Class = (load(MODULES[dialect]) as { default: new (options: object) => Ajv }).default;
   // Lenient about keywords it does not know (`nullable`, `x-…`) and unknown formats (ignored), and
   // silent about them: a check does not write to the console.
   const ajv = new Class({ strict: false, logger: false, allErrors: false, addUsedSchema: false, code: { regExp: safeRegExp } });
-  addFormats.default(ajv);
+  addAjvFormats(ajv);
   return ajv;
 }
 
-const dialects = { draft07: makeAjv(Ajv), draft2019: makeAjv(Ajv2019), draft2020: makeAjv(Ajv2020) };
-
 function ajvFor(schema: Record<string, unknown>): Ajv {
   const uri = typeof schema.$schema === 'string' ? schema.$schema : '';
-  if (uri.includes('2020-12')) return dialects.draft2020;
-  if (uri.includes('2019-09')) return dialects.draft2019;
-  return dialects.draft07;
+  const dialect: Dialect = uri.includes('2020-12') ? 'draft2020' : uri.includes('2019-09') ? 'draft2019' : 'draft07';
+  return (dialects[dialect] ??= makeAjv(dialect));
 }
 
 const byObject = new WeakMap<object, ValidateFunction>();
