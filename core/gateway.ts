@@ -6,7 +6,7 @@
  * assignment, so a request sees either the old pipeline or the new one, never a mix. The old
  * runtime's plugins are closed once its last in-flight request finished.
  */
-import { Agent } from 'undici';
+import { Agent } from './upstream/undici.js';
 import type { GatewayConfig, Locator } from './config/types.js';
 import { buildPipeline } from './pipeline.js';
 import { buildRouteTable } from './routes.js';

@@ -1,12 +1,13 @@
 /**
  * A start loads no module it does not use (README, Benchmarks: "Startup"): not the MCP SDK and
  * zod (loaded on the first MCP request), nor the distributed mode's clients, the AWS signer, jose,
- * fast-json-stringify (the first admin route compiled), diff, the mock upstream, or ajv's schema
+ * fast-json-stringify (the first admin route compiled), diff, the mock upstream, ajv's schema
  * compiler (the gateway's own schemas are generated at build time; ajv loads with the first admin
- * call). A module-resolution hook in the real CLI process reports each of them it resolves, and a
+ * call), or undici's index (all of undici: fetch, WebSocket, cookies, mocks). A module-resolution hook in the real CLI process reports each of them it resolves, and a
  * watch on CommonJS loads each one loaded through `require` (which ESM hooks do not see).
  */
 import t from 'tap';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,8 +15,12 @@ import { parse } from 'yaml';
 import { ADMIN_KEY, tempDir, writeFile } from './helpers/gateway.js';
 import { REPO, startCli } from './helpers/process.js';
 
-/** Modules a start must not load (each has its own lazy load in the code). ajv's runtime helpers (`ajv/dist/runtime/`) are what the generated validators use. */
-const LAZY = /node_modules\/(@modelcontextprotocol\/sdk|zod|pg|ioredis|@smithy|jose|fast-json-stringify|diff)\/|node_modules\/ajv\/dist\/(ajv|core|compile)\b|dist\/bench\//;
+/**
+ * Modules a start must not load (each has its own lazy load in the code). ajv's runtime helpers
+ * (`ajv/dist/runtime/`) are what the generated validators use; of undici, a start loads the agent
+ * and the connector from their own files (core/upstream/undici.ts), not its index.
+ */
+const LAZY = /node_modules\/(@modelcontextprotocol\/sdk|zod|pg|ioredis|@smithy|jose|fast-json-stringify|diff)\/|node_modules\/ajv\/dist\/(ajv|core|compile)\b|node_modules\/undici\/index\.js|dist\/bench\//;
 
 /** An ESM resolve hook (node:module register) that reports each such module on stderr. */
 const RESOLVE = `const lazy = new RegExp(${JSON.stringify(LAZY.source)}); export async function resolve(s, c, next) { const r = await next(s, c); if (lazy.test(r.url)) console.error('lazy module resolved: ' + r.url); return r; }`;
@@ -62,4 +67,19 @@ t.test('a gateway on the shipped pipeline starts without the modules it does not
 
   gw.child.kill('SIGTERM');
   t.equal(await gw.exited, 0, 'stops cleanly with a session open');
+});
+
+t.test('the agent a start makes without undici\'s index keeps the Dispatcher API plugins call', async (t) => {
+  // A fresh process: the tests' own imports of undici would have installed the API anyway.
+  const script = [
+    "import { createRequire } from 'node:module';",
+    `const { Agent } = await import(${JSON.stringify(pathToFileURL(join(REPO, 'dist/core/upstream/undici.js')).href)});`,
+    'const agent = new Agent();',
+    "const index = Object.keys(createRequire(import.meta.url).cache).some((f) => /node_modules\\/undici\\/index\\.js$/.test(f));",
+    "process.stdout.write(JSON.stringify({ index, api: ['request', 'stream', 'pipeline', 'upgrade', 'connect', 'dispatch'].filter((m) => typeof agent[m] === 'function') }));",
+    'await agent.close();',
+  ].join('\n');
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  t.equal(run.status, 0, run.stderr);
+  t.same(JSON.parse(run.stdout), { index: false, api: ['request', 'stream', 'pipeline', 'upgrade', 'connect', 'dispatch'] }, 'undici\'s index not loaded, the API there');
 });

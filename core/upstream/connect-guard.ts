@@ -16,7 +16,8 @@
  */
 import { isIP, type LookupFunction } from 'node:net';
 import { promises as dns } from 'node:dns';
-import { buildConnector } from 'undici';
+import type { buildConnector as BuildConnector } from 'undici';
+import { buildConnector } from './undici.js';
 import { addressesRefused, type CustomHostPolicy } from './ssrf.js';
 
 /** Resolves a host name to every address it has (both families). Injectable for tests. */
@@ -47,7 +48,7 @@ function refusal(hostname: string, why: string): Error {
  * @example
  *   const agent = new Agent({ connect: guardedConnector({ timeout: 10_000, policy: () => config.security.custom_hosts }) });
  */
-export function guardedConnector(options: ConnectGuardOptions): buildConnector.connector {
+export function guardedConnector(options: ConnectGuardOptions): BuildConnector.connector {
   const resolve = options.resolve ?? systemResolver;
   const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
     resolve(hostname).then(

@@ -5,7 +5,6 @@
  * which the caller turns into a SEMANTIC MISS. Failures are logged with a stable code, at `warn`
  * at most once per {@link WARN_EVERY_MS} (a down embedder must not flood the log), else `debug`.
  */
-import { request } from 'undici';
 import type { Logger } from '../../core/index.js';
 import { CacheErrors } from './errors.js';
 import type { SemanticOptions } from './schema.js';
@@ -65,6 +64,8 @@ export function createEmbedder(options: SemanticOptions, log: Logger): Embed {
     let status: number;
     let raw: string;
     try {
+      // undici's index loads with the first embedding, not at every start (core/upstream/undici.ts).
+      const { request } = await import('undici');
       const res = await request(options.embeddings_url, {
         method: 'POST',
         headers,

@@ -11,7 +11,6 @@
  * retry backlog is the memory a dead collector would take). `close()` flushes what waits,
  * bounded by one `timeout_ms` overall.
  */
-import { request } from 'undici';
 import type { Logger } from '../../core/index.js';
 import { exportRequest, type KeyValue, type OtlpSpan } from './otlp.js';
 
@@ -60,6 +59,8 @@ export function createExporter(o: ExporterOptions): SpanExporter {
 
   async function send(batch: OtlpSpan[]): Promise<void> {
     try {
+      // undici's index loads with the first export, not at every start (core/upstream/undici.ts).
+      const { request } = await import('undici');
       const res = await request(o.endpoint, {
         method: 'POST',
         headers,

@@ -20,7 +20,7 @@
  * Errors never carry the key, the assertion or a token: 502 `provider_auth_failed` names the HTTP
  * status and Google's short error code (`invalid_grant`) only.
  */
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { Errors, isGatewayError } from '../../errors.js';
 import { checkUpstreamUrl, type CustomHostPolicy } from '../../upstream/ssrf.js';
 import { isRecord } from '../openai-shape.js';
@@ -127,6 +127,8 @@ async function exchange(account: ServiceAccount, services: TokenServices): Promi
   let status: number;
   let text: string;
   try {
+    // undici's index loads with the first token exchange, not at every start (core/upstream/undici.ts).
+    const { request } = await import('undici');
     const res = await request(url, {
       method: 'POST',
       dispatcher: services.dispatcher,

@@ -21,7 +21,7 @@
  *   (access-token.ts) that `sign` adds as `authorization: Bearer …`, after every hook ran;
  * - or the target's API key (in direct mode `Authorization: Bearer <access token>`), sent as is.
  */
-import { Agent } from 'undici';
+import { Agent } from '../../upstream/undici.js';
 import { Errors } from '../../errors.js';
 import type { Target } from '../../router/types.js';
 import type { ProviderAdapter, SignableRequest, TranslateContext, Translator } from '../types.js';

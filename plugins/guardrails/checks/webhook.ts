@@ -15,7 +15,7 @@
  * its `on_error` says otherwise. Messages never carry header values (they are credentials) nor
  * the URL (its query may be).
  */
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { checkUpstreamUrl, defineCheck, guardedConnector, ValidationErrors, type CheckDefinition, type CheckResult, type CustomHostPolicy, type HostResolver } from '../../../core/index.js';
 // Not on the core's public surface yet (see the report): the connector the upstream agent uses.
 
@@ -53,9 +53,10 @@ export class WebhookError extends Error {
 export function webhookCheck(options: WebhookOptions): CheckDefinition<WebhookParams> {
   let agent: Agent | undefined;
   // One agent for every webhook, made on first use: keep-alive connections to the same hook
-  // are reused, and each new one passes the connect-time guard.
-  const dispatcher = (): Dispatcher =>
-    (agent ??= new Agent({
+  // are reused, and each new one passes the connect-time guard. undici's index loads then too,
+  // not at every start (core/upstream/undici.ts).
+  const dispatcher = (undici: typeof import('undici')): Dispatcher =>
+    (agent ??= new undici.Agent({
       keepAliveTimeout: 10_000,
       connect: guardedConnector({ timeout: 10_000, policy: () => options.hosts, ...(options.resolveHost ? { resolve: options.resolveHost } : {}) }),
     }));
@@ -97,9 +98,10 @@ export function webhookCheck(options: WebhookOptions): CheckDefinition<WebhookPa
       });
       let raw: string;
       try {
-        const res = await request(p.webhookURL, {
+        const undici = await import('undici');
+        const res = await undici.request(p.webhookURL, {
           method: 'POST',
-          dispatcher: dispatcher(),
+          dispatcher: dispatcher(undici),
           headers: { ...p.headers, 'content-type': 'application/json' },
           body,
           signal,
