@@ -28,9 +28,9 @@ import { standardPlugins } from '../plugins/index.js';
 
 const SOURCE = { code: { source: true } };
 
-/** One schema's module: its standalone code, and the fingerprint the start compares. */
-function moduleOf(ajv: Ajv, schema: AnySchema, print: string): string {
-  return `${standaloneCode.default(ajv, ajv.compile(schema))}\nmodule.exports.fingerprint = ${JSON.stringify(print)};\n`;
+/** A module: ajv's standalone code of `what` (a validator, or export names), and the fingerprint the start compares. */
+function moduleOf(ajv: Ajv, what: Parameters<typeof standaloneCode.default>[1], print: string): string {
+  return `${standaloneCode.default(ajv, what)}\nmodule.exports.fingerprint = ${JSON.stringify(print)};\n`;
 }
 
 /** The generated modules' text by name. */
@@ -45,24 +45,25 @@ export async function generateValidators(): Promise<Record<string, string>> {
     requests.addSchema(schemas[route], name);
     names[name] = name;
   }
-  out.request = `${standaloneCode.default(requests, names)}\nexports.fingerprint = ${JSON.stringify(fingerprint(REQUEST_AJV_OPTIONS, schemas))};\n`;
+  out.request = moduleOf(requests, names, fingerprint(REQUEST_AJV_OPTIONS, schemas));
 
   const text = configSchemaText();
   const configs = new Ajv({ ...CONFIG_AJV_OPTIONS, ...SOURCE });
   configs.addVocabulary(CONFIG_VOCABULARY);
-  out.config = moduleOf(configs, JSON.parse(text) as object, fingerprint(CONFIG_AJV_OPTIONS, text));
+  out.config = moduleOf(configs, configs.compile(JSON.parse(text) as AnySchema), fingerprint(CONFIG_AJV_OPTIONS, text));
 
   const checker = new Ajv({ ...CHECKER_AJV_OPTIONS, ...SOURCE });
   const meta = checker.getSchema(DRAFT_07);
   if (meta === undefined) throw new Error(`ajv has no ${DRAFT_07} meta-schema`);
-  out.meta = `${standaloneCode.default(checker, meta)}\nmodule.exports.fingerprint = ${JSON.stringify(fingerprint(CHECKER_AJV_OPTIONS, draft07()))};\n`;
+  out.meta = moduleOf(checker, meta, fingerprint(CHECKER_AJV_OPTIONS, draft07()));
 
   for (const [name, load] of Object.entries(standardPlugins)) {
     const schema = (await load()).default.configSchema as AnySchema | undefined;
     if (schema === undefined) continue;
     const problem = schemaProblem(schema, { compiled: true });
     if (problem !== null) throw new Error(`plugin "${name}" has an invalid configSchema: ${problem}`);
-    out[`plugin-${name}`] = moduleOf(optionsAjv(SOURCE), schema, fingerprint(PLUGIN_OPTIONS_AJV_OPTIONS, schema));
+    const ajv = optionsAjv(SOURCE);
+    out[`plugin-${name}`] = moduleOf(ajv, ajv.compile(schema), fingerprint(PLUGIN_OPTIONS_AJV_OPTIONS, schema));
   }
   return out;
 }
