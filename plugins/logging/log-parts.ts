@@ -158,23 +158,21 @@ export class LogIndex {
         changed = true;
       }
     }
-    return {
-      route: (id) => {
-        const part = locate(parts, id);
-        if (part === newest) this.#unsaved++;
-        else {
-          part.records++;
-          changed = true;
-        }
-        return this.slots[part.slot]!;
-      },
-      end: () => {
-        if (!changed && this.#unsaved < partSize / 16) return;
-        newest.records += this.#unsaved;
-        this.#registry.putSync(REGISTRY_KEY, registry);
-        this.#unsaved = 0;
-      },
-    };
+    return new PartitionWrite(this, registry, newest, changed, partSize);
+  }
+
+  /** Records routed to the newest partition and not yet counted in the registry ({@link PartitionWrite}). */
+  get unsaved(): number {
+    return this.#unsaved;
+  }
+
+  set unsaved(n: number) {
+    this.#unsaved = n;
+  }
+
+  /** Saves the registry inside the caller's write transaction ({@link PartitionWrite}). */
+  saveSync(registry: Registry): void {
+    this.#registry.putSync(REGISTRY_KEY, registry);
   }
 
   /**
@@ -263,6 +261,46 @@ export class LogIndex {
   /** The registry to change and save. */
   #copy(): Registry {
     return { parts: this.#stored().parts.map((p) => ({ ...p })) };
+  }
+}
+
+/**
+ * One batch's {@link IndexWrite}. A class rather than closures made per batch: V8 holds a
+ * function's optimised code only as long as some closure of it lives, so closures made per batch
+ * (the log thread's batches are apart by more than a collection) were compiled again after each
+ * full collection and ran unoptimised meanwhile; methods live as long as the class.
+ */
+class PartitionWrite implements IndexWrite {
+  readonly #index: LogIndex;
+  readonly #registry: Registry;
+  readonly #newest: Part;
+  #changed: boolean;
+  readonly #partSize: number;
+
+  constructor(index: LogIndex, registry: Registry, newest: Part, changed: boolean, partSize: number) {
+    this.#index = index;
+    this.#registry = registry;
+    this.#newest = newest;
+    this.#changed = changed;
+    this.#partSize = partSize;
+  }
+
+  route(id: string): IndexDb {
+    const part = locate(this.#registry.parts, id);
+    if (part === this.#newest) this.#index.unsaved++;
+    else {
+      part.records++;
+      this.#changed = true;
+    }
+    return this.#index.slots[part.slot]!;
+  }
+
+  end(): void {
+    const index = this.#index;
+    if (!this.#changed && index.unsaved < this.#partSize / 16) return;
+    this.#newest.records += index.unsaved;
+    index.saveSync(this.#registry);
+    index.unsaved = 0;
   }
 }
 

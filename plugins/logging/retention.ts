@@ -29,28 +29,36 @@ export interface SweepOptions {
  * transaction whose callback threw) and the error rejects the sweep.
  */
 export function sweep(db: Database<unknown, string>, options: SweepOptions, index?: LogIndex): Promise<number> {
-  let removed = 0;
-  let failure: unknown;
+  const slice: Slice = { removed: 0, failure: undefined };
   return db
-    .transaction(() => {
-      const excess = Math.max(0, countRecords(db) - options.maxRecords);
-      const cutoff = idPrefix(options.cutoffMs);
-      try {
-        for (const key of db.getKeys({ limit: options.limit })) {
-          // Past the count excess, only records older than the age cutoff go; keys are in time order.
-          if (removed >= excess && key >= cutoff) break;
-          db.removeSync(key);
-          removed++;
-        }
-        index?.releaseSync();
-      } catch (err) {
-        failure = err;
-      }
-    })
+    .transaction(() => removeOldest(db, options, index, slice))
     .then(() => {
-      if (failure !== undefined) throw failure;
-      return removed;
+      if (slice.failure !== undefined) throw slice.failure;
+      return slice.removed;
     });
+}
+
+/** What one {@link sweep} removed, and why it stopped short. */
+interface Slice {
+  removed: number;
+  failure: unknown;
+}
+
+/** The body of {@link sweep}'s transaction: a function of the module, as log-index.ts `writeBatch` is (why there). */
+function removeOldest(db: Database<unknown, string>, options: SweepOptions, index: LogIndex | undefined, slice: Slice): void {
+  const excess = Math.max(0, countRecords(db) - options.maxRecords);
+  const cutoff = idPrefix(options.cutoffMs);
+  try {
+    for (const key of db.getKeys({ limit: options.limit })) {
+      // Past the count excess, only records older than the age cutoff go; keys are in time order.
+      if (slice.removed >= excess && key >= cutoff) break;
+      db.removeSync(key);
+      slice.removed++;
+    }
+    index?.releaseSync();
+  } catch (err) {
+    slice.failure = err;
+  }
 }
 
 export interface Sweeper {
