@@ -7,7 +7,7 @@
  * the plugins, Node's HTTP server and undici; with V8's default budget (460 bytes of bytecode for
  * one inlined function, 920 for all of them in one optimised function) the hot paths stop inlining
  * early and pay a call, and a cold jump, at each layer. Twice and three times that measured 1–6 %
- * less CPU per request on the shipped pipeline (README, Benchmarks). Larger budgets still were no
+ * less CPU per request on the shipped pipeline (bench/HISTORY.md, twelfth session). Larger budgets still were no
  * faster once warm and took several times longer to warm up (bigger optimised functions to compile).
  *
  * An operator's own value on the node command line wins: a flag already in `process.execArgv` is

@@ -34,7 +34,7 @@ function put(i: number, byte: number): void {
 /**
  * A UUIDv7 (RFC 9562): 48-bit ms timestamp, then random bits; monotonic within this process.
  * On the request path (every request's id): about a third of the cost of formatting a Buffer's
- * hex and slicing it (micro-benchmark in the README's Benchmarks, thirteenth session).
+ * hex and slicing it (micro-benchmark in bench/HISTORY.md, thirteenth session).
  */
 export function uuidv7(now = Date.now()): string {
   if (now <= lastMs) {
