@@ -161,18 +161,20 @@ export class LogIndex {
     return new PartitionWrite(this, registry, newest, changed, partSize);
   }
 
-  /** Records routed to the newest partition and not yet counted in the registry ({@link PartitionWrite}). */
-  get unsaved(): number {
-    return this.#unsaved;
+  /** One more record this thread routed to the newest partition ({@link PartitionWrite}). */
+  countNewest(): void {
+    this.#unsaved++;
   }
 
-  set unsaved(n: number) {
-    this.#unsaved = n;
-  }
-
-  /** Saves the registry inside the caller's write transaction ({@link PartitionWrite}). */
-  saveSync(registry: Registry): void {
+  /**
+   * Ends a {@link PartitionWrite}: saves the registry, inside the caller's write transaction, when
+   * it changed or the newest partition's count is due.
+   */
+  endWrite(registry: Registry, newest: Part, changed: boolean, partSize: number): void {
+    if (!changed && this.#unsaved < partSize / 16) return;
+    newest.records += this.#unsaved;
     this.#registry.putSync(REGISTRY_KEY, registry);
+    this.#unsaved = 0;
   }
 
   /**
@@ -287,7 +289,7 @@ class PartitionWrite implements IndexWrite {
 
   route(id: string): IndexDb {
     const part = locate(this.#registry.parts, id);
-    if (part === this.#newest) this.#index.unsaved++;
+    if (part === this.#newest) this.#index.countNewest();
     else {
       part.records++;
       this.#changed = true;
@@ -296,11 +298,7 @@ class PartitionWrite implements IndexWrite {
   }
 
   end(): void {
-    const index = this.#index;
-    if (!this.#changed && index.unsaved < this.#partSize / 16) return;
-    this.#newest.records += index.unsaved;
-    index.saveSync(this.#registry);
-    index.unsaved = 0;
+    this.#index.endWrite(this.#registry, this.#newest, this.#changed, this.#partSize);
   }
 }
 
