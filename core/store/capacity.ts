@@ -23,7 +23,7 @@ type Key = string | string[];
 export interface StoreCapacity {
   /** The configured limit in bytes. */
   readonly limit: number;
-  /** Bytes held by the data, as of the last measurement (at most {@link MEASURE_EVERY_MS} old). */
+  /** Bytes held by the data, as of the last measurement (1–30 s old: {@link nextMeasureIn}). */
   used(): number;
   /** True when writes that grow the store are refused. */
   full(): boolean;
@@ -41,14 +41,38 @@ export interface StoreCapacity {
 }
 
 /**
- * How often the data is measured. One measurement reads the statistics of every open database:
- * about 1 ms for the default pipeline's ~60 databases (3 ms on a loaded 2-core machine). The timer's
- * measurement reads one database per event-loop turn, so a request waits out one database's
- * statistics (tens of µs) rather than all of them. It runs on this timer only, never inline: a
- * write may sit inside another write transaction, where reading statistics is not safe. Between
- * two measurements the store may pass its limit by what is written meanwhile.
+ * How often the data is measured, at most. One measurement reads the statistics of every open
+ * database: about 1 ms for the default pipeline's ~60 databases (3 ms on a loaded 2-core machine),
+ * a quarter of what an idle gateway spent each second besides the event-loop delay monitor. The
+ * timer's measurement reads one database per event-loop turn, so a request waits out one
+ * database's statistics (tens of µs) rather than all of them. It runs on this timer only, never
+ * inline: a write may sit inside another write transaction, where reading statistics is not safe.
+ * Between two measurements the store may pass its limit by what is written meanwhile.
+ *
+ * A store far from its limit is measured less often ({@link nextMeasureIn}): every second only once
+ * the room left could be half used within a few seconds.
  */
 export const MEASURE_EVERY_MS = 1000;
+/** How long a store far from its limit goes between measurements, at most. */
+export const MEASURE_AT_LEAST_EVERY_MS = 30_000;
+/**
+ * The growth assumed of a store however quiet it was, in bytes per ms (32 MiB a second): far above
+ * what the gateway writes at saturation (about 0.5 KB of log a request).
+ */
+const ASSUMED_GROWTH = (32 * 1024 * 1024) / 1000;
+
+/**
+ * When to measure next, in ms: the time for the store to fill half the room it has left (`room`
+ * bytes, ≤ 0 when full) at four times the growth last measured (`growth`, bytes per ms), and never
+ * less than {@link ASSUMED_GROWTH}; between {@link MEASURE_EVERY_MS} and
+ * {@link MEASURE_AT_LEAST_EVERY_MS}. A 16 GB store holding 1 GB is measured every 30 s; one within
+ * 64 MB of its limit, or full, every second.
+ */
+export function nextMeasureIn(room: number, growth: number): number {
+  const rate = Math.max(ASSUMED_GROWTH, 4 * growth);
+  const ms = room / 2 / rate;
+  return Number.isFinite(ms) ? Math.min(MEASURE_AT_LEAST_EVERY_MS, Math.max(MEASURE_EVERY_MS, ms)) : MEASURE_EVERY_MS;
+}
 /** How old a measurement {@link StoreCapacity.assertRoom} accepts. */
 const FRESH_MS = 100;
 /** The smallest limit honoured: an empty gateway store already takes a few hundred KB. */
@@ -87,6 +111,8 @@ export function createCapacity(root: RootDatabase, limit: number): StoreCapacity
   };
   let usedBytes = 0;
   let measuredAt = -Infinity;
+  /** Growth between the last two measurements, bytes per ms (0 when the store shrank). */
+  let growth = 0;
   let closed = false;
 
   interface Pass {
@@ -105,8 +131,11 @@ export function createCapacity(root: RootDatabase, limit: number): StoreCapacity
   }
 
   function finish(p: Pass): number {
-    usedBytes = p.pages * p.pageSize;
-    measuredAt = performance.now();
+    const used = p.pages * p.pageSize;
+    const now = performance.now();
+    if (measuredAt !== -Infinity && now > measuredAt) growth = Math.max(0, (used - usedBytes) / (now - measuredAt));
+    usedBytes = used;
+    measuredAt = now;
     return usedBytes;
   }
 
@@ -126,24 +155,35 @@ export function createCapacity(root: RootDatabase, limit: number): StoreCapacity
       const db = p.dbs[p.next++];
       if (db !== undefined) p.pages += pagesOf(db.getStats() as Stats);
     } catch {
-      return void (pass = undefined); // a closing env: close() ends the timer
+      // A closing env (close() ends the timer): tried again later, as a store left open would be.
+      pass = undefined;
+      return schedule();
     }
     if (p.next < p.dbs.length) return void setImmediate(step);
     pass = undefined;
     // A synchronous measure() since the pass began (assertRoom, tests) is fresher: keep it.
     if (measuredAt < p.startedAt) finish(p);
+    schedule();
   }
 
-  const timer = setInterval(() => {
-    if (pass !== undefined || closed) return;
+  /** The next measurement, as {@link nextMeasureIn} says: a pass begun, read one database per turn. */
+  let timer: NodeJS.Timeout | undefined;
+  function schedule(): void {
+    if (closed) return;
+    // The first measurement a second after open, as always: a store reopened full is known full soon.
+    timer = setTimeout(startPass, measuredAt === -Infinity ? MEASURE_EVERY_MS : nextMeasureIn(cap - reserve - usedBytes, growth));
+    timer.unref();
+  }
+  function startPass(): void {
+    if (closed) return;
     try {
       pass = begin();
     } catch {
-      return; // a closing env: close() ends the timer
+      return schedule(); // a closing env, as in step()
     }
     setImmediate(step);
-  }, MEASURE_EVERY_MS);
-  timer.unref();
+  }
+  schedule();
 
   const full = (): boolean => usedBytes >= cap - reserve;
   return {
@@ -157,7 +197,7 @@ export function createCapacity(root: RootDatabase, limit: number): StoreCapacity
     measure,
     close() {
       closed = true;
-      clearInterval(timer);
+      clearTimeout(timer);
     },
   };
 }
