@@ -75,8 +75,8 @@ t.test('a store far from its limit is not measured every second; one near it is'
     await root.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  // Both capacities measure the same environment: count the passes by the root's statistics reads
-  // (each pass begins with one), then tell them apart by which one's figure moved.
+  // Both capacities measure the same environment: count their passes together by the root's
+  // statistics reads (each pass begins with one).
   const db = root.openDB<string, string>({ name: 'only' });
   await db.put('k', 'x'.repeat(1000));
   let rootReads = 0;
