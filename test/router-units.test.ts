@@ -223,6 +223,26 @@ t.test('breaker: probe failure reopens for another cooldown', async (t) => {
   t.equal(record(k, 'p', false, threshold, 1060), 'closed');
 });
 
+t.test('breaker: the latest 1,000 outcomes count, the failures among them as they come and go', async (t) => {
+  // Nothing trips here (a rate of 1 over at least 10,000): only the counts are read.
+  const counting: BreakerSettings = { failure_threshold: 1e9, failure_rate: 1, min_requests: 10_000, window_ms: 60_000, cooldown_ms: 1000 };
+  const k = 'unit|ring|-';
+  const counts = () => snapshot().find((s) => s.key === k)!;
+  let changed = 0;
+  for (let i = 0; i < 600; i++) if (record(k, 'ring', true, counting, i) !== undefined) changed++;
+  t.equal(changed, 0, 'the circuit stays closed');
+  t.same([counts().requests, counts().failures], [600, 600], 'room grows with the traffic');
+  for (let i = 600; i < 1600; i++) record(k, 'ring', false, counting, i);
+  t.same([counts().requests, counts().failures], [1000, 0], 'the failures left as the latest 1,000 came in');
+  for (let i = 1600; i < 2000; i++) record(k, 'ring', i % 2 === 0, counting, i);
+  t.same([counts().requests, counts().failures], [1000, 200], 'around the ring: the oldest go, one by one');
+  record(k, 'ring', true, counting, 1300 + 60_000); // outcomes before 1300 are out of the window
+  t.same([counts().requests, counts().failures], [701, 201], 'the window forgets outcomes older than window_ms');
+  record(k, 'ring', false, counting, 10_000_000);
+  t.same([counts().requests, counts().failures], [1, 0], 'and all of them after a long quiet');
+  resetBreakers();
+});
+
 t.test('breaker: keys are provider + host + key fingerprint, never the key', async (t) => {
   const a = breakerKey({ provider: 'openai', customHost: 'http://h/v1', apiKey: 'sk-secret-a' });
   t.equal(a, breakerKey({ provider: 'openai', customHost: 'http://h/v1', apiKey: 'sk-secret-a', label: 'other', path: 'config.targets[3]' }), 'labels and paths do not matter');

@@ -211,6 +211,27 @@ t.test('routing configs', async (t) => {
     t.equal(seen.headers['x-team'], 'blue', 'forward_headers inherited');
   });
 
+  t.test('one config sent by many clients: each call goes out with its own key and the current policy', async (t) => {
+    // The built tree of a config is kept between requests: a leaf without a key of its own must
+    // still carry each request's bearer, never the one that built the tree.
+    const config = { strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', custom_host: host('status=503') }, { provider: 'openai', custom_host: host() }] };
+    for (const key of ['client-a', 'client-b', 'client-a', 'client-c']) {
+      const r = await send(config, chat(), { authorization: `Bearer ${key}` });
+      t.equal(r.status, 200, key);
+      t.same(r.keys, [key, key], `both attempts carry ${key}`);
+    }
+    // And the same config with a key of its own ignores the bearer, request after request.
+    const own = { provider: 'openai', api_key: 'config-key', custom_host: host() };
+    for (const key of ['client-a', 'client-b']) t.same((await send(own, chat(), { authorization: `Bearer ${key}` })).keys, ['config-key']);
+    // A refused custom host is refused every time (nothing is kept from a failed build).
+    for (let i = 0; i < 2; i++) {
+      const r = await send({ provider: 'openai', api_key: 'k', custom_host: 'http://169.254.169.254/v1' });
+      t.equal(r.status, 400, `attempt ${i + 1}`);
+      t.equal((r.json.error as Json | undefined)?.code, 'invalid_custom_host');
+      t.same(r.keys, [], 'nothing sent upstream');
+    }
+  });
+
   t.test('streams fall back before the first byte, never after it', async (t) => {
     const stream = JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'flow' }] });
     const before = await send({ strategy: { mode: 'fallback' }, targets: [leaf('a', 'status=503'), leaf('b', 'chunks=3')] }, stream);

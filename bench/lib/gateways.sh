@@ -6,6 +6,7 @@
 #   start_ab                                      → gateways A and B of an A/B (bench/ab.sh, bench/mcp-ab.sh)
 #   shipped_pipeline                              → config/gateway.yaml's pipeline as JSON (also bench/leave-one-out.sh)
 #   chat_load_setup                               → the mock on CPU 0 ($MOCK_PORT) and $TMP/req.lua, the chat completion wrk sends
+#                                                 (REQUEST=config: routed by an inline x-gateway-config instead of direct mode)
 #   await_listening LOG…                         → waits up to 30 s for each, exits saying which did not start
 #   core_vs_shipped                               → PIPE_A defaults to the core ([]; `shipped` names the shipped one), PIPE_B to the shipped pipeline
 #   load_ab SECONDS                               → both gateways of an A/B under load at once, output in $TMP/{A,B}/w
@@ -76,11 +77,20 @@ chat_load_setup() {
   PIDS+=($!)
   # The gateway target's chat completion (bench/lib/targets.ts) with the admin key, in the script
   # bench/lib/wrk.ts writes: the headers in one order in every wrk run, as a client sends them.
-  MOCK_PORT=$MOCK_PORT ADMIN=$ADMIN node --input-type=module -e "
+  MOCK_PORT=$MOCK_PORT ADMIN=$ADMIN REQUEST=${REQUEST:-} node --input-type=module -e "
 import { createTarget } from './dist/bench/lib/targets.js';
 import { wrkScript } from './dist/bench/lib/wrk.js';
-const chat = createTarget('gateway', '', 0, 'http://127.0.0.1:' + process.env.MOCK_PORT).chatRequest();
-const request = { ...chat, headers: { ...chat.headers, 'x-gateway-api-key': process.env.ADMIN } };
+const upstream = 'http://127.0.0.1:' + process.env.MOCK_PORT;
+const chat = createTarget('gateway', '', 0, upstream).chatRequest();
+let headers = { ...chat.headers, 'x-gateway-api-key': process.env.ADMIN };
+if (process.env.REQUEST === 'config') {
+  // Routed by an inline config, as a client of config-strategy sends it, instead of direct mode.
+  const config = { provider: 'openai', api_key: 'sk-bench', custom_host: upstream + '/v1' };
+  headers = { 'content-type': 'application/json', 'x-gateway-config': JSON.stringify(config), 'x-gateway-api-key': process.env.ADMIN };
+} else if (process.env.REQUEST) {
+  throw new Error('REQUEST: config, or unset for direct mode');
+}
+const request = { ...chat, headers };
 process.stdout.write(wrkScript({ origin: '', request, connections: 1, durationSec: 1 }));
 " > "$TMP/req.lua"
 }

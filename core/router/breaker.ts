@@ -33,10 +33,70 @@ export const DEFAULT_BREAKER: BreakerSettings = { failure_threshold: 5, failure_
 
 export type BreakerStateName = 'closed' | 'open' | 'half_open';
 
+/** Outcomes kept per breaker: past it, the oldest goes (the window then spans the latest ones). */
+const MAX_EVENTS = 1000;
+
+/**
+ * The outcomes within the window, oldest first, in a ring: a record costs no allocation and no
+ * copying once the ring has grown to the traffic (it doubles from 16 up to {@link MAX_EVENTS}, so
+ * an idle breaker stays small), and the failures are counted as they come and go.
+ */
+class Outcomes {
+  #at = new Float64Array(16);
+  #failed = new Uint8Array(16);
+  #head = 0;
+  size = 0;
+  failures = 0;
+
+  add(at: number, failed: boolean): void {
+    if (this.size === this.#at.length) {
+      if (this.size === MAX_EVENTS) this.#dropOldest();
+      else this.#grow();
+    }
+    const i = (this.#head + this.size) % this.#at.length;
+    this.#at[i] = at;
+    this.#failed[i] = failed ? 1 : 0;
+    this.size++;
+    if (failed) this.failures++;
+  }
+
+  /** Forgets the outcomes before `since`. */
+  prune(since: number): void {
+    while (this.size > 0 && this.#at[this.#head]! < since) this.#dropOldest();
+  }
+
+  clear(): void {
+    this.#head = 0;
+    this.size = 0;
+    this.failures = 0;
+  }
+
+  #dropOldest(): void {
+    this.failures -= this.#failed[this.#head]!;
+    this.#head = (this.#head + 1) % this.#at.length;
+    this.size--;
+  }
+
+  /** Twice the room (at most MAX_EVENTS), the outcomes moved to its start in order. */
+  #grow(): void {
+    const room = Math.min(this.#at.length * 2, MAX_EVENTS);
+    const at = new Float64Array(room);
+    const failed = new Uint8Array(room);
+    for (let k = 0; k < this.size; k++) {
+      const i = (this.#head + k) % this.#at.length;
+      at[k] = this.#at[i]!;
+      failed[k] = this.#failed[i]!;
+    }
+    this.#at = at;
+    this.#failed = failed;
+    this.#head = 0;
+  }
+}
+
 interface Breaker {
   state: BreakerStateName;
-  /** Outcome times in the window: true = failure. Bounded by pruning on every record. */
-  events: Array<{ at: number; failed: boolean }>;
+  /** Outcomes in the window. */
+  events: Outcomes;
   openedAt: number;
   probing: boolean;
   label: string;
@@ -87,7 +147,7 @@ export function applyRemote(key: string, label: string, state: 'open' | 'closed'
     if (b.state === 'closed' || (b.state === 'half_open' && !b.probing)) {
       b.state = 'open';
       b.openedAt = openedAt;
-      b.events = [];
+      b.events.clear();
       b.opens++;
       return true;
     }
@@ -96,20 +156,36 @@ export function applyRemote(key: string, label: string, state: 'open' | 'closed'
   }
   if (b.state === 'closed' || b.probing) return false;
   b.state = 'closed';
-  b.events = [];
+  b.events.clear();
   return true;
+}
+
+/**
+ * Key fingerprints by key, so that a request does not hash its provider key again (a SHA-256 a
+ * call was about 3 % of a config-routed request's CPU, profiled). Bounded: past it, it starts over.
+ */
+const fingerprints = new Map<string, string>();
+const MAX_FINGERPRINTS = 1024;
+
+function fingerprintOf(apiKey: string): string {
+  let fingerprint = fingerprints.get(apiKey);
+  if (fingerprint === undefined) {
+    fingerprint = createHash('sha256').update(apiKey).digest('hex').slice(0, 12);
+    if (fingerprints.size >= MAX_FINGERPRINTS) fingerprints.clear();
+    fingerprints.set(apiKey, fingerprint);
+  }
+  return fingerprint;
 }
 
 /** Which upstream a target calls: the same provider, host and key share one breaker across configs. */
 export function breakerKey(target: Target): string {
-  const fingerprint = target.apiKey ? createHash('sha256').update(target.apiKey).digest('hex').slice(0, 12) : '-';
-  return `${target.provider}|${target.customHost ?? ''}|${fingerprint}`;
+  return `${target.provider}|${target.customHost ?? ''}|${target.apiKey ? fingerprintOf(target.apiKey) : '-'}`;
 }
 
 function get(key: string, label: string): Breaker {
   let b = breakers.get(key);
   if (b === undefined) {
-    b = { state: 'closed', events: [], openedAt: 0, probing: false, label, opens: 0 };
+    b = { state: 'closed', events: new Outcomes(), openedAt: 0, probing: false, label, opens: 0 };
     if (breakers.size > 10_000) breakers.clear();
     breakers.set(key, b);
   }
@@ -138,7 +214,7 @@ export function record(key: string, label: string, failed: boolean, settings: Br
   const b = get(key, label);
   if (b.state === 'half_open') {
     b.probing = false;
-    b.events = [];
+    b.events.clear();
     if (failed) {
       b.state = 'open';
       b.openedAt = now;
@@ -150,13 +226,11 @@ export function record(key: string, label: string, failed: boolean, settings: Br
     sync?.closed(key, label);
     return 'closed';
   }
-  b.events.push({ at: now, failed });
-  const since = now - settings.window_ms;
-  while (b.events.length > 0 && b.events[0]!.at < since) b.events.shift();
-  if (b.events.length > 1000) b.events.splice(0, b.events.length - 1000);
+  b.events.prune(now - settings.window_ms);
+  b.events.add(now, failed);
   if (b.state !== 'closed' || !failed) return undefined;
-  const failures = b.events.reduce((n, e) => n + (e.failed ? 1 : 0), 0);
-  const rateTrips = b.events.length >= settings.min_requests && failures / b.events.length >= settings.failure_rate;
+  const failures = b.events.failures;
+  const rateTrips = b.events.size >= settings.min_requests && failures / b.events.size >= settings.failure_rate;
   if (failures >= settings.failure_threshold || rateTrips) {
     b.state = 'open';
     b.openedAt = now;
@@ -180,8 +254,8 @@ export function snapshot(): BreakerSnapshot[] {
     key,
     label: b.label,
     state: b.state,
-    failures: b.events.filter((e) => e.failed).length,
-    requests: b.events.length,
+    failures: b.events.failures,
+    requests: b.events.size,
     opened_at: b.state === 'closed' ? null : new Date(b.openedAt).toISOString(),
     opens: b.opens,
   }));

@@ -94,15 +94,32 @@ function runNode(walk: Walk, node: RouteNode, parent: Inherited, path: string, i
   }
 }
 
-/** The target a leaf will call, with what its node and ancestors contribute (the breaker key needs the host). */
-function effectiveTarget(leaf: Target, settings: Inherited): Target {
-  return { ...leaf, customHost: leaf.customHost ?? settings.custom_host };
+/**
+ * The target a leaf calls, with what its node and ancestors contribute. Every field is written, in
+ * one order, so that every attempt's target has one shape (a spread of the leaf, whose fields vary
+ * by config, cost about 4 % of a config-routed request, profiled).
+ */
+function attemptTarget(leaf: Target, settings: Inherited, path: string, headerTimeout: number | undefined): Target {
+  return {
+    provider: leaf.provider,
+    apiKey: leaf.apiKey,
+    customHost: leaf.customHost ?? settings.custom_host,
+    headers: leaf.headers,
+    forwardHeaders: leaf.forwardHeaders ?? settings.forward_headers,
+    overrideParams: leaf.overrideParams || settings.override_params ? { ...settings.override_params, ...leaf.overrideParams } : undefined,
+    requestTimeout: headerTimeout ?? leaf.requestTimeout ?? settings.request_timeout,
+    providerOptions: leaf.providerOptions,
+    path,
+    label: leaf.label,
+  };
 }
 
 /** A child is "open" when it is a leaf whose circuit is open (an inner node is judged inside). */
 function isOpen(walk: Walk, child: RouteNode, parent: Inherited): boolean {
-  if (walk.breaker === undefined || child.target === undefined) return false;
-  return !available(breakerKey(effectiveTarget(child.target, inherit(child, parent))), walk.breaker);
+  const leaf = child.target;
+  if (walk.breaker === undefined || leaf === undefined) return false;
+  const customHost = leaf.customHost ?? child.custom_host ?? parent.custom_host;
+  return !available(breakerKey({ provider: leaf.provider, customHost, apiKey: leaf.apiKey }), walk.breaker);
 }
 
 async function runFallback(walk: Walk, node: RouteNode, settings: Inherited, path: string, isLast: boolean): Promise<Outcome> {
@@ -169,13 +186,7 @@ function isUnhealthy(r: AttemptResult, ctx: GatewayContext): boolean {
 }
 
 async function runLeaf(walk: Walk, leaf: Target, settings: Inherited, path: string, isLast: boolean): Promise<Outcome> {
-  const target: Target = {
-    ...effectiveTarget(leaf, settings),
-    overrideParams: leaf.overrideParams || settings.override_params ? { ...settings.override_params, ...leaf.overrideParams } : undefined,
-    requestTimeout: walk.headerTimeout ?? leaf.requestTimeout ?? settings.request_timeout,
-    forwardHeaders: leaf.forwardHeaders ?? settings.forward_headers,
-    path,
-  };
+  const target = attemptTarget(leaf, settings, path, walk.headerTimeout);
   const retry = settings.retry;
   const attempts = retry?.attempts ?? 0;
   const key = walk.breaker ? breakerKey(target) : '';

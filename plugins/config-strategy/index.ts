@@ -33,21 +33,13 @@ import {
   type GatewayContext,
   type RoutePlan,
 } from '../../core/index.js';
-import { buildNode, type BuildContext } from './build-plan.js';
+import { deepFreeze, TreeCache, type BuildContext } from './build-plan.js';
 import { configStrategySchema, type ConfigStrategyOptions } from './schema.js';
 import { ConfigErrors } from './errors.js';
 
 const MODEL_SLUG = /^@([A-Za-z0-9_-]+)\/(.+)$/;
 /** Distinct inline configs kept parsed; past it the memo starts over. */
 const MAX_INLINE_CONFIGS = 256;
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}
 
 export default definePlugin<ConfigStrategyOptions>({
   name: 'config-strategy',
@@ -60,6 +52,7 @@ export default definePlugin<ConfigStrategyOptions>({
 
     /** Valid inline configs by their header text. */
     const inlineConfigs = new Map<string, Record<string, unknown>>();
+    const trees = new TreeCache();
 
     function savedConfig(slug: string, workspaceId: string): Record<string, unknown> {
       const config = credentials().config(slug, workspaceId);
@@ -120,7 +113,7 @@ export default definePlugin<ConfigStrategyOptions>({
         ctx.set('routingConfig', chosen.config);
         const build: BuildContext = { ctx, credentials, workspaceId, hosts: app.config.security.custom_hosts };
         const cache = chosen.config.cache as RoutePlan['cache'] | undefined;
-        ctx.plan = { root: buildNode(chosen.config, build, 'config'), source: chosen.source, ...(breaker ? { breaker } : {}), ...(cache ? { cache } : {}) };
+        ctx.plan = { root: trees.root(chosen.config, build), source: chosen.source, ...(breaker ? { breaker } : {}), ...(cache ? { cache } : {}) };
       }),
       ...(shared ? { close: () => shared.close() } : {}),
       routes: adminRoutes(app, [
