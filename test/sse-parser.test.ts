@@ -35,6 +35,17 @@ t.test('CRLF and CR line endings, including a CRLF split across chunks', async (
   t.same(parseAll([Buffer.from('data: a\r\n\r\ndata: b\r\rdata: c\r'), Buffer.from('\n\r\n')]), [{ data: 'a' }, { data: 'b' }, { data: 'c' }]);
 });
 
+t.test('line endings that change within a stream, split at every byte', async (t) => {
+  // LF-only stretches take the parser's string-search path, stretches with a CR the per-character one.
+  const bytes = Buffer.from('data: a\n\ndata: b\r\n\r\ndata: c\r\rdata: d\n\n: ping\r\n\r\ndata: e\n\n');
+  const want = [{ data: 'a' }, { data: 'b' }, { data: 'c' }, { data: 'd' }, { data: '', comment: 'ping' }, { data: 'e' }];
+  t.same(parseAll([bytes]), want);
+  let changed = 0;
+  for (let i = 1; i < bytes.length; i++) if (JSON.stringify(parseAll([bytes.subarray(0, i), bytes.subarray(i)])) !== JSON.stringify(want)) changed++;
+  t.equal(changed, 0, 'no split point changes the events');
+  t.same(parseAll([...bytes].map((b) => Buffer.from([b]))), want, 'byte by byte');
+});
+
 t.test('a final event without its blank line is still delivered at end', async (t) => {
   t.same(parseAll([Buffer.from('data: tail')]), [{ data: 'tail' }]);
 });

@@ -6,7 +6,7 @@
 #   start_ab                                      → gateways A and B of an A/B (bench/ab.sh, bench/mcp-ab.sh)
 #   shipped_pipeline                              → config/gateway.yaml's pipeline as JSON (also bench/leave-one-out.sh)
 #   chat_load_setup                               → the mock on CPU 0 ($MOCK_PORT) and $TMP/req.lua, the chat completion wrk sends
-#                                                 (REQUEST=config: routed by an inline x-gateway-config instead of direct mode)
+#                                                 (REQUEST=config: routed by an inline x-gateway-config instead of direct mode; REQUEST=stream: streamed)
 #   await_listening LOG…                         → waits up to 30 s for each, exits saying which did not start
 #   core_vs_shipped                               → PIPE_A defaults to the core ([]; `shipped` names the shipped one), PIPE_B to the shipped pipeline
 #   load_ab SECONDS                               → both gateways of an A/B under load at once, output in $TMP/{A,B}/w
@@ -87,8 +87,12 @@ if (process.env.REQUEST === 'config') {
   // Routed by an inline config, as a client of config-strategy sends it, instead of direct mode.
   const config = { provider: 'openai', api_key: 'sk-bench', custom_host: upstream + '/v1' };
   headers = { 'content-type': 'application/json', 'x-gateway-config': JSON.stringify(config), 'x-gateway-api-key': process.env.ADMIN };
+} else if (process.env.REQUEST === 'stream') {
+  // The same chat completion streamed (the mock's default stream, back to back).
+  const stream = createTarget('gateway', '', 0, upstream).chatRequest({ stream: true });
+  Object.assign(chat, { body: stream.body });
 } else if (process.env.REQUEST) {
-  throw new Error('REQUEST: config, or unset for direct mode');
+  throw new Error('REQUEST: config, stream, or unset for direct mode');
 }
 const request = { ...chat, headers };
 process.stdout.write(wrkScript({ origin: '', request, connections: 1, durationSec: 1 }));

@@ -330,12 +330,13 @@ export default definePlugin<GuardrailsOptions>({
     }
 
     function recordFeedback(ctx: GatewayContext, state: RequestState): void {
-      const all = [...state.results.before_request_hooks, ...state.results.after_request_hooks];
-      const byId = new Map<string, Guardrail>();
-      for (const leaf of state.plan.leaves.values()) for (const g of [...leaf.input, ...leaf.output]) byId.set(g.id, g);
+      if (!state.plan.anyFeedback) return;
       const principal = ctx.get('principal');
       const store = feedback();
       if (store === undefined || principal === undefined) return;
+      const all = [...state.results.before_request_hooks, ...state.results.after_request_hooks];
+      const byId = new Map<string, Guardrail>();
+      for (const leaf of state.plan.leaves.values()) for (const g of [...leaf.input, ...leaf.output]) byId.set(g.id, g);
       for (const o of all) {
         const g = byId.get(o.id);
         const f = o.verdict ? g?.onSuccess : g?.onFail;

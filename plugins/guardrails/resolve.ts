@@ -51,6 +51,8 @@ export interface RequestGuardrails {
   uniformInput: Guardrail[] | undefined;
   anyInput: boolean;
   anyOutput: boolean;
+  /** Some guardrail records feedback (`on_success` / `on_fail`): else there is none to record. */
+  anyFeedback: boolean;
 }
 
 const NONE: Guardrail[] = [];
@@ -167,13 +169,16 @@ function plan(leaves: Map<string, LeafGuardrails>): RequestGuardrails {
   let same = true;
   let anyInput = false;
   let anyOutput = false;
+  let anyFeedback = false;
+  const feeds = (g: Guardrail): boolean => g.onSuccess !== undefined || g.onFail !== undefined;
   for (const leaf of leaves.values()) {
     if (leaf.input.length > 0) anyInput = true;
     if (leaf.output.length > 0) anyOutput = true;
+    if (leaf.input.some(feeds) || leaf.output.some(feeds)) anyFeedback = true;
     if (uniform === undefined) uniform = leaf.input;
     else if (same && !sameList(uniform, leaf.input)) same = false;
   }
-  return { leaves, uniformInput: same ? uniform : undefined, anyInput, anyOutput };
+  return { leaves, uniformInput: same ? uniform : undefined, anyInput, anyOutput, anyFeedback };
 }
 
 function sameList(a: Guardrail[], b: Guardrail[]): boolean {
