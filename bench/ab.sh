@@ -16,11 +16,12 @@
 #   THREADS=1 bench/ab.sh                             # also each side's CPU per request by thread
 #   A=bare bench/ab.sh                                # the bench's bare proxy against this build (B/A: the gateway's cost ÷ the bare proxy's)
 #   REQUEST=config bench/ab.sh                        # requests routed by an inline config instead of direct mode
+#   REQUEST=stream bench/ab.sh                        # the same chat completion streamed
 #
 # Needs wrk and taskset. Requests: the default-pipeline bench's chat completion, direct mode with
-# the admin key (REQUEST=config: routed by an inline x-gateway-config), to a mock upstream started
-# here on the load CPU. The first window includes JIT
-# warm-up: read the later ones.
+# the admin key (REQUEST=config: routed by an inline x-gateway-config; REQUEST=stream: streamed),
+# to a mock upstream started here on the load CPU. The first window includes JIT warm-up: read the
+# later ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${1:-4}
