@@ -81,17 +81,14 @@ chat_load_setup() {
 import { createTarget } from './dist/bench/lib/targets.js';
 import { wrkScript } from './dist/bench/lib/wrk.js';
 const upstream = 'http://127.0.0.1:' + process.env.MOCK_PORT;
-const chat = createTarget('gateway', '', 0, upstream).chatRequest();
+// REQUEST=stream: the same chat completion streamed (the mock's default stream, back to back).
+const chat = createTarget('gateway', '', 0, upstream).chatRequest({ stream: process.env.REQUEST === 'stream' });
 let headers = { ...chat.headers, 'x-gateway-api-key': process.env.ADMIN };
 if (process.env.REQUEST === 'config') {
   // Routed by an inline config, as a client of config-strategy sends it, instead of direct mode.
   const config = { provider: 'openai', api_key: 'sk-bench', custom_host: upstream + '/v1' };
   headers = { 'content-type': 'application/json', 'x-gateway-config': JSON.stringify(config), 'x-gateway-api-key': process.env.ADMIN };
-} else if (process.env.REQUEST === 'stream') {
-  // The same chat completion streamed (the mock's default stream, back to back).
-  const stream = createTarget('gateway', '', 0, upstream).chatRequest({ stream: true });
-  Object.assign(chat, { body: stream.body });
-} else if (process.env.REQUEST) {
+} else if (process.env.REQUEST && process.env.REQUEST !== 'stream') {
   throw new Error('REQUEST: config, stream, or unset for direct mode');
 }
 const request = { ...chat, headers };

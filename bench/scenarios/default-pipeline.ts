@@ -90,6 +90,11 @@ async function cpuAtOnce(ctx: BenchContext, tool: LoadTool, what: string, sides:
   return rounds;
 }
 
+/** Each round's CPU per request and ratio, for a note. */
+function byRound(rounds: AtOnceRound[]): string {
+  return `${rounds.map((r) => `${fmt(r.bareUs, 1)} / ${fmt(r.defaultUs, 1)} µs = ${fmt(r.ratio)}×`).join(', ')}${rounds.some((r) => r.errors > 0) ? ' (errors: suspect)' : ''}`;
+}
+
 const SHIPPED_CONFIG = fileURLToPath(new URL('../../../config/gateway.yaml', import.meta.url));
 
 type Name = 'direct' | 'bare' | 'default';
@@ -217,8 +222,8 @@ export const defaultPipeline: Scenario = {
           ...errorNotes(loaded.summary),
           ...errorNotes(single.summary).map((n) => `c=1 ${n}`),
           `time to the first streamed event (median of ${ctx.options.streams} alternating streams): direct ${fmt(directTtfb, 3)} ms, bare proxy ${fmt(bareTtfb, 3)} ms (${fmtDelta(bareAddedTtfb)}), default pipeline ${fmt(defaultTtfb, 3)} ms (${fmtDelta(addedTtfb)})`,
-          `both loaded at once (-c${Math.max(1, Math.floor(c / 2))} each, on the proxy CPU), CPU per request, bare ÷ default by round: ${atOnce.map((r) => `${fmt(r.bareUs, 1)} / ${fmt(r.defaultUs, 1)} µs = ${fmt(r.ratio)}×`).join(', ')}${atOnce.some((r) => r.errors > 0) ? ' (errors: suspect)' : ''}`,
-          `the same, streamed (9 events a stream): ${atOnceStreams.map((r) => `${fmt(r.bareUs, 1)} / ${fmt(r.defaultUs, 1)} µs = ${fmt(r.ratio)}×`).join(', ')}${atOnceStreams.some((r) => r.errors > 0) ? ' (errors: suspect)' : ''}`,
+          `both loaded at once (-c${Math.max(1, Math.floor(c / 2))} each, on the proxy CPU), CPU per request, bare ÷ default by round: ${byRound(atOnce)}`,
+          `the same, streamed (9 events a stream): ${byRound(atOnceStreams)}`,
           `pipeline (from config/gateway.yaml): ${pipeline}`,
         ],
         headlines: [

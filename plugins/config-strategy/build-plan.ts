@@ -47,10 +47,12 @@ function needsOf(raw: Json, into: ConfigNeeds = { credentials: false, bearer: fa
   return into;
 }
 
-interface BuiltTree {
-  hosts: CustomHostPolicy;
-  bearer: string | undefined;
-  root: RouteNode;
+/** What is kept per config: its needs, and its last built tree with what it was built for. */
+interface Kept {
+  needs: ConfigNeeds;
+  hosts?: CustomHostPolicy;
+  bearer?: string;
+  root?: RouteNode;
 }
 
 /**
@@ -63,21 +65,21 @@ interface BuiltTree {
  * revoked, expired or out of budget takes effect on the next request.
  */
 export class TreeCache {
-  readonly #needs = new WeakMap<Json, ConfigNeeds>();
-  readonly #trees = new WeakMap<Json, BuiltTree>();
+  readonly #kept = new WeakMap<Json, Kept>();
 
   root(config: Json, b: BuildContext): RouteNode {
-    let needs = this.#needs.get(config);
-    if (needs === undefined) {
-      needs = needsOf(config);
-      this.#needs.set(config, needs);
+    let kept = this.#kept.get(config);
+    if (kept === undefined) {
+      kept = { needs: needsOf(config) };
+      this.#kept.set(config, kept);
     }
-    if (needs.credentials) return buildNode(config, b, 'config');
-    const token = needs.bearer ? bearer(b.ctx) : undefined;
-    const known = this.#trees.get(config);
-    if (known !== undefined && known.hosts === b.hosts && known.bearer === token) return known.root;
+    if (kept.needs.credentials) return buildNode(config, b, 'config');
+    const token = kept.needs.bearer ? bearer(b.ctx) : undefined;
+    if (kept.root !== undefined && kept.hosts === b.hosts && kept.bearer === token) return kept.root;
     const root = deepFreeze(buildNode(config, b, 'config'));
-    this.#trees.set(config, { hosts: b.hosts, bearer: token, root });
+    kept.hosts = b.hosts;
+    kept.bearer = token;
+    kept.root = root;
     return root;
   }
 }
