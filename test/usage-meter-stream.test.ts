@@ -72,3 +72,92 @@ t.test('any object with a null usage last: the client gets it without usage (pro
   );
   t.pass('500 random objects');
 });
+
+/**
+ * Content chunks after the first are kept unparsed and read only when the answer text is wanted
+ * (core/usage/meter.ts, `deferrable`). Against what parsing every chunk at once gives: random
+ * streams of OpenAI's chunks mixed with the shapes that must still be parsed at once (tool calls
+ * with a `type`, a root `type`, empty `choices`, chunks not written compactly, contents that spell the keys the
+ * text test looks for), with or without the usage chunk, stripped or not. Each forwarded event,
+ * the answer text, the usage and the model must be what a parse of every chunk gives.
+ */
+t.test('chunks read later give what a parse of every chunk gives (property)', async (t) => {
+  const content = fc.oneof(
+    fc.string(),
+    fc.constantFrom('"type"', 'prototype', '"choices":[]', 'echoices', '"usage":null}', ',"usage":null}', 'usage', '\\u0022type\\u0022', 'tool "type": x', '\n\r\u2028'),
+  );
+  const contentChunk = content.map((c) => chunk(c));
+  const shape = fc.oneof(
+    { weight: 6, arbitrary: contentChunk },
+    { weight: 1, arbitrary: content.map((c) => `{"id":"c","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"type":"function","function":{"arguments":${JSON.stringify(c)}}}]}}],"usage":null}`) },
+    { weight: 1, arbitrary: fc.constantFrom('{"id":"c","model":"m","choices":[],"usage":null}', '{"id":"c","choices" : [ ],"usage":null}') },
+    { weight: 1, arbitrary: content.map((c) => `{"id":"c", "choices": [], "x": {"choices":[{"delta":{"content":${JSON.stringify(c)}}}]},"usage":null}`) },
+    { weight: 1, arbitrary: content.map((c) => `{"id":"c","choices":[{"delta":{"content":${JSON.stringify(c)}}}], "usage": null}`) },
+    { weight: 1, arbitrary: content.map((c) => `{"id":"c","choices":[{"index":0,"text":${JSON.stringify(c)}}],"usage":null}`) },
+    { weight: 1, arbitrary: content.map((c) => `{"id":"c","x":{"choices":[{"delta":{"content":${JSON.stringify(c)}}}]},"choices":[],"usage":null}`) },
+    { weight: 1, arbitrary: content.map((c) => `{"id":"c","xchoices":[{"delta":{"content":${JSON.stringify(c)}}}],"usage":null}`) },
+    { weight: 1, arbitrary: content.map((c) => `{"id":"c","image":${JSON.stringify(c)},"choices":[{"delta":{"content":"i"}}],"usage":null}`) },
+    // A root `type` is another dialect's event (here the Responses API's), read as such and forwarded as it came.
+    { weight: 1, arbitrary: content.map((c) => `{"type":"response.output_text.delta","delta":${JSON.stringify(c)},"choices":[{"delta":{"content":"z"}}],"usage":null}`) },
+  );
+  const usageChunk = '{"id":"c","model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":5,"total_tokens":8}}';
+  fc.assert(
+    fc.property(fc.array(shape, { maxLength: 30 }), fc.boolean(), fc.boolean(), (middle, withUsage, strip) => {
+      const stream = [chunk('first'), ...middle, ...(withUsage ? [usageChunk] : []), '[DONE]'];
+      const meter = new UsageMeter(strip);
+      let text = '';
+      for (const data of stream) {
+        const out = meter.event(ev(data));
+        if (data === '[DONE]') {
+          if (out?.data !== data) return false;
+          continue;
+        }
+        const parsed = JSON.parse(data) as Json;
+        if (parsed.type !== undefined) {
+          text += parsed.delta as string;
+          if (out?.data !== data) return false;
+          continue;
+        }
+        for (const c of (Array.isArray(parsed.choices) ? parsed.choices : []) as Json[]) {
+          const delta = c.delta as Json | undefined;
+          if (typeof delta?.content === 'string') text += delta.content;
+          else if (typeof c.text === 'string') text += c.text;
+        }
+        const dropped = strip && Array.isArray(parsed.choices) && parsed.choices.length === 0;
+        if (dropped !== (out === null)) return false;
+        if (out !== null && JSON.stringify(JSON.parse(out.data)) !== JSON.stringify(strip ? expected(data) : parsed)) return false;
+        if (out !== null && !strip && out.data !== data) return false;
+      }
+      return meter.text === text && meter.model === 'gpt-4o-mini' && (withUsage ? meter.usage?.total_tokens === 8 : meter.usage === undefined);
+    }),
+    { numRuns: 1000, seed: FUZZ_SEED },
+  );
+  t.pass('1,000 random streams');
+});
+
+t.test('kept chunks are read in order when a chunk read at once adds text, and when they grow large', async (t) => {
+  const meter = new UsageMeter(true);
+  meter.event(ev(chunk('a')));
+  meter.event(ev(chunk('b')));
+  meter.event(ev('{"id":"c","choices":[{"delta":{"content":"c"}}], "usage": null}')); // parsed at once
+  meter.event(ev(chunk('d')));
+  t.equal(meter.text, 'abcd');
+
+  const long = new UsageMeter(false);
+  const piece = 'x'.repeat(1000);
+  let want = '';
+  for (let i = 0; i < 400; i++) {
+    long.event(ev(chunk(`${i}${piece}`)));
+    want += `${i}${piece}`;
+  }
+  t.equal(long.text, want, 'past the bound of kept characters, the text is still whole and in order');
+});
+
+t.test('a chunk read later that is not JSON adds no text', async (t) => {
+  const meter = new UsageMeter(true);
+  meter.event(ev(chunk('a')));
+  const broken = '{"id":"c","choices":[{"delta":{"content":"b"}}],"usage":null}'.replace('"b"}', '"b"');
+  const out = meter.event(ev(broken));
+  t.equal(out?.data, broken.replace(',"usage":null}', '}'), 'forwarded without its null usage (the one difference from parsing it at once)');
+  t.equal(meter.text, 'a');
+});

@@ -4,7 +4,9 @@
  *   request  ── stream with no `stream_options.include_usage`? ask the upstream for it anyway
  *   stream   ── each event: take `usage` when it appears (the final chunk; `response.completed`);
  *               when the client did not ask for usage, drop the usage-only chunk and the
- *               `"usage": null` fields, so it sees exactly what it asked for
+ *               `"usage": null` fields, so it sees exactly what it asked for; OpenAI's
+ *               content chunks after the first are kept as text, parsed only if their answer
+ *               text is wanted (no usage came)
  *   body     ── the JSON answer's `usage`
  *   end      ── no usage reported? count the prompt and the collected answer text
  *
@@ -112,8 +114,14 @@ export function readUsage(raw: unknown): Usage | undefined {
 
 export class UsageMeter {
   usage: Usage | undefined;
-  /** The answer text seen, for estimation when no usage is reported. */
-  text = '';
+  #text = '';
+  /**
+   * Chunks kept unparsed ({@link deferrable}), oldest first, and their length in characters. Their
+   * text is read only if someone asks for {@link text} (no usage came: the estimate), or before
+   * text from a later chunk is added, so the answer text keeps the stream's order.
+   */
+  #deferred: string[] | undefined;
+  #deferredChars = 0;
   /** The model the upstream says answered (for pricing). */
   model: string | undefined;
   readonly #strip: boolean;
@@ -127,6 +135,14 @@ export class UsageMeter {
   event(ev: SseEvent): SseEvent | null {
     const data = ev.data;
     if (data.length === 0 || data === '[DONE]' || data.charCodeAt(0) !== 123 /* '{' */) return ev;
+    if (this.model !== undefined && deferrable(data)) {
+      // A content chunk like the ones before it: nothing in it can change usage, model or what
+      // the client is sent beyond the cut below, so its parse waits until its text is wanted.
+      (this.#deferred ??= []).push(data);
+      this.#deferredChars += data.length;
+      if (this.#deferredChars > MAX_DEFERRED) this.#readDeferred();
+      return this.#strip ? { ...ev, data: `${data.slice(0, -NULL_USAGE_END.length)}}` } : ev;
+    }
     let chunk: Json;
     try {
       chunk = JSON.parse(data) as Json;
@@ -178,7 +194,7 @@ export class UsageMeter {
     // Every chunk before the usage one ends in `,"usage":null}` (OpenAI's compact JSON): when that
     // is the text's only `"usage":`, cut the member from the text, which keeps the upstream's bytes
     // and skips serialising each event again.
-    if (data.endsWith(NULL_USAGE_END) && data.indexOf(USAGE_KEY) === data.length - NULL_USAGE_END.length + 1) return { ...ev, data: `${data.slice(0, -NULL_USAGE_END.length)}}` };
+    if (endsInOnlyNullUsage(data)) return { ...ev, data: `${data.slice(0, -NULL_USAGE_END.length)}}` };
     delete chunk.usage;
     return { ...ev, data: JSON.stringify(chunk) };
   }
@@ -228,9 +244,85 @@ export class UsageMeter {
     this.usage = readUsage(merged);
   }
 
-  #addText(s: string): void {
-    if (this.text.length < MAX_TEXT) this.text += s;
+  /** The answer text seen, for estimation when no usage is reported. */
+  get text(): string {
+    if (this.#deferred !== undefined) this.#readDeferred();
+    return this.#text;
   }
+
+  #addText(s: string): void {
+    if (this.#deferred !== undefined) this.#readDeferred();
+    if (this.#text.length < MAX_TEXT) this.#text += s;
+  }
+
+  /** Parses the kept chunks in order for their text, as {@link event} would have at once. */
+  #readDeferred(): void {
+    const chunks = this.#deferred!;
+    this.#deferred = undefined;
+    this.#deferredChars = 0;
+    for (const data of chunks) {
+      let chunk: Json;
+      try {
+        chunk = JSON.parse(data) as Json;
+      } catch {
+        continue;
+      }
+      const choices = chunk.choices;
+      if (!Array.isArray(choices)) continue;
+      for (const c of choices as Json[]) {
+        const delta = c.delta as Json | undefined;
+        if (typeof delta?.content === 'string') this.#addText(delta.content);
+        else if (typeof c.text === 'string') this.#addText(c.text);
+      }
+    }
+  }
+}
+
+/** How many characters of unparsed chunks a stream keeps before reading them (memory bound). */
+const MAX_DEFERRED = 256 * 1024;
+
+/**
+ * Whether a chunk's parse can wait: OpenAI's content chunk, which ends in a null usage and has
+ * one non-empty `choices`. Read from its text, for a chunk after the stream's first (the model is
+ * known), everything {@link UsageMeter.event} would do with it is then: no usage (its only
+ * `"usage":` is the root's null, see {@link endsInOnlyNullUsage}); no `type` (the Anthropic and
+ * Responses shapes: `ype"` appears nowhere, not even in a value, so no member is named `type`); and not the
+ * usage-only chunk the client is spared (its root `choices` is empty: a text whose only `"choices"`
+ * opens a non-empty array cannot have an empty root one). What remains is the answer text, and the
+ * strip of the null usage, which the text cut gives as the parse did. Anything else is parsed at
+ * once. One difference: a chunk ending so that is not JSON at all is forwarded without its null
+ * usage, where parsed it would have been forwarded as it came.
+ */
+function deferrable(data: string): boolean {
+  if (!endsInOnlyNullUsage(data)) return false;
+  // Each name is looked for by a tail that starts with a letter rare in these chunks: a search
+  // skips to its first character, and `"` (every key's) took it ten times as long. A tail found
+  // elsewhere (`"image":`, `"prototype"`) only sends the chunk to be parsed; a lone `hoices"` that
+  // is not `"choices"` means the root has no `choices`, so nothing is dropped or read either way.
+  const tail = data.indexOf(CHOICES_TAIL);
+  return (
+    tail !== -1 &&
+    data.startsWith(':[', tail + CHOICES_TAIL.length) &&
+    data.charCodeAt(tail + CHOICES_TAIL.length + 2) !== 93 /* ] */ &&
+    data.indexOf(CHOICES_TAIL, tail + 1) === -1 &&
+    data.indexOf(TYPE_TAIL) === -1
+  );
+}
+
+/** The tails of `"choices"` and `"type"` that {@link deferrable} looks for. */
+const CHOICES_TAIL = 'hoices"';
+const TYPE_TAIL = 'ype"';
+/** The tail of `"usage":` looked for, and where the last member's begins from the end of the text. */
+const USAGE_TAIL = 'ge":';
+const USAGE_TAIL_FROM_END = NULL_USAGE_END.length - NULL_USAGE_END.indexOf(USAGE_TAIL);
+
+/**
+ * Whether the text ends in `,"usage":null}` and names `usage` nowhere else (by the tail
+ * `ge":`, so a `"usage":` anywhere else, or an `"image":`, says no): then that member is the
+ * root's, see {@link NULL_USAGE_END}, and cutting it from the text is what deleting it would do.
+ */
+function endsInOnlyNullUsage(data: string): boolean {
+  return data.endsWith(NULL_USAGE_END) && data.indexOf(USAGE_TAIL) === data.length - USAGE_TAIL_FROM_END;
 }
 
 /** The body as a JSON object, or undefined when it is not one (`null`, a number, HTML…). */
