@@ -17,9 +17,11 @@
 #   A=bare bench/ab.sh                                # the bench's bare proxy against this build (B/A: the gateway's cost ÷ the bare proxy's)
 #   REQUEST=config bench/ab.sh                        # requests routed by an inline config instead of direct mode
 #   REQUEST=stream bench/ab.sh                        # the same chat completion streamed
+#   REQUEST=messages-stream bench/ab.sh               # Anthropic's Messages API streamed, to the Anthropic provider
 #
 # Needs wrk and taskset. Requests: the default-pipeline bench's chat completion, direct mode with
-# the admin key (REQUEST=config: routed by an inline x-gateway-config; REQUEST=stream: streamed),
+# the admin key (REQUEST=config: routed by an inline x-gateway-config; REQUEST=stream: streamed;
+# REQUEST=messages-stream: a streamed `/v1/messages` call to the mock as the Anthropic provider),
 # to a mock upstream started here on the load CPU. The first window includes JIT warm-up: read the
 # later ones.
 set -euo pipefail

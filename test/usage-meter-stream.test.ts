@@ -161,3 +161,41 @@ t.test('a chunk read later that is not JSON adds no text', async (t) => {
   t.equal(out?.data, broken.replace(',"usage":null}', '}'), 'forwarded without its null usage (the one difference from parsing it at once)');
   t.equal(meter.text, 'a');
 });
+
+/**
+ * Anthropic's text deltas are kept unparsed too (`anthropicTextDelta`). The reference is the same
+ * meter given each event with a space after its `{`: JSON the same, but no kept-chunk shortcut
+ * matches it, so every event is parsed at once. Random Messages streams mixing text deltas with
+ * the shapes that must still be read at once (a later root `type` that turns a delta into a
+ * `message_delta` with usage, a nested `delta` object, tool and thinking deltas, deltas without a
+ * type) must give the same text, usage and model, and forward every event as it came.
+ */
+t.test("Anthropic's text deltas read later give what a parse of every event gives (property)", async (t) => {
+  const text = fc.oneof(fc.string(), fc.constantFrom('"type"', 'prototype', 'ype"', '"delta":{"type":', 'usage', '\u2028'));
+  const delta = (d: string): string => `{"type":"content_block_delta","index":0,"delta":${d}}`;
+  const shape = fc.oneof(
+    { weight: 6, arbitrary: text.map((c) => delta(`{"type":"text_delta","text":${JSON.stringify(c)}}`)) },
+    { weight: 1, arbitrary: text.map((c) => delta(`{"text":${JSON.stringify(c)}}`)) },
+    { weight: 1, arbitrary: text.map((c) => delta(`{"type":"input_json_delta","partial_json":${JSON.stringify(c)}}`)) },
+    { weight: 1, arbitrary: text.map((c) => delta(`{"type":"thinking_delta","thinking":${JSON.stringify(c)}}`)) },
+    { weight: 1, arbitrary: fc.nat(50).map((n) => `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"},"type":"message_delta","usage":{"output_tokens":${n}}}`) },
+    { weight: 1, arbitrary: fc.nat(50).map((n) => `{"type":"content_block_delta","index":0,"type":"message_delta","delta":{"text":"y"},"usage":{"output_tokens":${n}}}`) },
+    { weight: 1, arbitrary: fc.nat(50).map((n) => `{"type":"content_block_delta","x":{"delta":{"type":"a"}},"type":"message_delta","usage":{"output_tokens":${n}}}`) },
+    { weight: 1, arbitrary: fc.constantFrom('{"type":"ping"}', '{"type":"content_block_stop","index":0}', '{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}') },
+  );
+  const start = '{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"usage":{"input_tokens":9,"output_tokens":1}}}';
+  fc.assert(
+    fc.property(fc.array(shape, { maxLength: 30 }), fc.boolean(), (middle, withUsage) => {
+      const stream = [start, ...middle, ...(withUsage ? ['{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":12}}'] : []), '{"type":"message_stop"}'];
+      const meter = new UsageMeter(false);
+      const reference = new UsageMeter(false);
+      for (const data of stream) {
+        if (meter.event(ev(data))?.data !== data) return false;
+        reference.event(ev(`{ ${data.slice(1)}`));
+      }
+      return meter.text === reference.text && JSON.stringify(meter.usage) === JSON.stringify(reference.usage) && meter.model === reference.model;
+    }),
+    { numRuns: 1000, seed: FUZZ_SEED },
+  );
+  t.pass('1,000 random streams');
+});

@@ -6,7 +6,8 @@
 #   start_ab                                      → gateways A and B of an A/B (bench/ab.sh, bench/mcp-ab.sh)
 #   shipped_pipeline                              → config/gateway.yaml's pipeline as JSON (also bench/leave-one-out.sh)
 #   chat_load_setup                               → the mock on CPU 0 ($MOCK_PORT) and $TMP/req.lua, the chat completion wrk sends
-#                                                 (REQUEST=config: routed by an inline x-gateway-config instead of direct mode; REQUEST=stream: streamed)
+#                                                 (REQUEST=config: routed by an inline x-gateway-config instead of direct mode; REQUEST=stream: streamed;
+#                                                 REQUEST=messages-stream: Anthropic's Messages API streamed, to the mock as the Anthropic provider)
 #   await_listening LOG…                         → waits up to 30 s for each, exits saying which did not start
 #   core_vs_shipped                               → PIPE_A defaults to the core ([]; `shipped` names the shipped one), PIPE_B to the shipped pipeline
 #   load_ab SECONDS                               → both gateways of an A/B under load at once, output in $TMP/{A,B}/w
@@ -84,16 +85,23 @@ const upstream = 'http://127.0.0.1:' + process.env.MOCK_PORT;
 // REQUEST=stream: the same chat completion streamed (the mock's default stream, back to back).
 const chat = createTarget('gateway', '', 0, upstream).chatRequest({ stream: process.env.REQUEST === 'stream' });
 let headers = { ...chat.headers, 'x-gateway-api-key': process.env.ADMIN };
+let body = chat.body;
 if (process.env.REQUEST === 'config') {
   // Routed by an inline config, as a client of config-strategy sends it, instead of direct mode.
   const config = { provider: 'openai', api_key: 'sk-bench', custom_host: upstream + '/v1' };
   headers = { 'content-type': 'application/json', 'x-gateway-config': JSON.stringify(config), 'x-gateway-api-key': process.env.ADMIN };
+} else if (process.env.REQUEST === 'messages-stream') {
+  // Anthropic's Messages API streamed, passed through to the mock as the Anthropic provider.
+  body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Say hello in a short sentence.' }] });
+  headers = { 'content-type': 'application/json', 'x-api-key': 'sk-bench', 'anthropic-version': '2023-06-01', 'x-gateway-provider': 'anthropic', 'x-gateway-custom-host': upstream + '/v1', 'x-gateway-api-key': process.env.ADMIN };
 } else if (process.env.REQUEST && process.env.REQUEST !== 'stream') {
-  throw new Error('REQUEST: config, stream, or unset for direct mode');
+  throw new Error('REQUEST: config, stream, messages-stream, or unset for direct mode');
 }
-const request = { ...chat, headers };
+const request = { ...chat, headers, body };
 process.stdout.write(wrkScript({ origin: '', request, connections: 1, durationSec: 1 }));
 " > "$TMP/req.lua"
+  # wrk takes the path from the URL it is given (/v1/chat/completions everywhere here): this one overrides it.
+  if [ "${REQUEST:-}" = messages-stream ]; then echo 'wrk.path = "/v1/messages"' >> "$TMP/req.lua"; fi
 }
 
 # The pipelines of the tools that set the core (A) against the shipped pipeline (B) by default

@@ -5,8 +5,8 @@
  *   stream   ── each event: take `usage` when it appears (the final chunk; `response.completed`);
  *               when the client did not ask for usage, drop the usage-only chunk and the
  *               `"usage": null` fields, so it sees exactly what it asked for; OpenAI's
- *               content chunks after the first are kept as text, parsed only if their answer
- *               text is wanted (no usage came)
+ *               content chunks after the first (and Anthropic's text deltas) are kept as
+ *               text, parsed only if their answer text is wanted (no usage came)
  *   body     ── the JSON answer's `usage`
  *   end      ── no usage reported? count the prompt and the collected answer text
  *
@@ -135,13 +135,17 @@ export class UsageMeter {
   event(ev: SseEvent): SseEvent | null {
     const data = ev.data;
     if (data.length === 0 || data === '[DONE]' || data.charCodeAt(0) !== 123 /* '{' */) return ev;
-    if (this.model !== undefined && deferrable(data)) {
+    if (this.model !== undefined) {
       // A content chunk like the ones before it: nothing in it can change usage, model or what
       // the client is sent beyond the cut below, so its parse waits until its text is wanted.
-      (this.#deferred ??= []).push(data);
-      this.#deferredChars += data.length;
-      if (this.#deferredChars > MAX_DEFERRED) this.#readDeferred();
-      return this.#strip ? { ...ev, data: `${data.slice(0, -NULL_USAGE_END.length)}}` } : ev;
+      if (deferrable(data)) {
+        this.#defer(data);
+        return this.#strip ? { ...ev, data: `${data.slice(0, -NULL_USAGE_END.length)}}` } : ev;
+      }
+      if (anthropicTextDelta(data)) {
+        this.#defer(data);
+        return ev;
+      }
     }
     let chunk: Json;
     try {
@@ -255,6 +259,12 @@ export class UsageMeter {
     if (this.#text.length < MAX_TEXT) this.#text += s;
   }
 
+  #defer(data: string): void {
+    (this.#deferred ??= []).push(data);
+    this.#deferredChars += data.length;
+    if (this.#deferredChars > MAX_DEFERRED) this.#readDeferred();
+  }
+
   /** Parses the kept chunks in order for their text, as {@link event} would have at once. */
   #readDeferred(): void {
     const chunks = this.#deferred!;
@@ -265,6 +275,12 @@ export class UsageMeter {
       try {
         chunk = JSON.parse(data) as Json;
       } catch {
+        continue;
+      }
+      if (typeof chunk.type === 'string') {
+        // Anthropic's content_block_delta ({@link anthropicTextDelta}).
+        const delta = chunk.delta as Json | undefined;
+        if (typeof delta?.text === 'string') this.#addText(delta.text);
         continue;
       }
       const choices = chunk.choices;
@@ -307,6 +323,24 @@ function deferrable(data: string): boolean {
     data.indexOf(CHOICES_TAIL, tail + 1) === -1 &&
     data.indexOf(TYPE_TAIL) === -1
   );
+}
+
+const DELTA_START = '{"type":"content_block_delta",';
+const DELTA_TYPE = '"delta":{"type":';
+const DELTA_TYPE_TAIL = DELTA_TYPE.indexOf('ype"');
+/**
+ * Whether a chunk's parse can wait: Anthropic's `content_block_delta`, its type the first member.
+ * The meter reads nothing from it but the delta's text, provided no later member of the root is
+ * also named `type` (the last of equal names wins in `JSON.parse`): the text names `type` (by the
+ * tail `ype"`) only in its first member and, at most, as the first member of a `delta` object,
+ * which is not the root. Anything else is parsed at once. A text that is not JSON is forwarded
+ * as it came either way.
+ */
+function anthropicTextDelta(data: string): boolean {
+  if (!data.startsWith(DELTA_START)) return false;
+  const second = data.indexOf(TYPE_TAIL, DELTA_START.length);
+  if (second === -1) return true;
+  return data.startsWith(DELTA_TYPE, second - DELTA_TYPE_TAIL) && data.indexOf(TYPE_TAIL, second + 1) === -1;
 }
 
 /** The tails of `"choices"` and `"type"` that {@link deferrable} looks for. */
