@@ -137,7 +137,8 @@ export class UsageMeter {
     if (data.length === 0 || data === '[DONE]' || data.charCodeAt(0) !== 123 /* '{' */) return ev;
     if (this.model !== undefined) {
       // A content chunk like the ones before it: nothing in it can change usage, model or what
-      // the client is sent beyond the cut below, so its parse waits until its text is wanted.
+      // the client is sent (beyond the cut of OpenAI's null usage), so its parse waits until its
+      // text is wanted.
       if (deferrable(data)) {
         this.#defer(data);
         return this.#strip ? { ...ev, data: `${data.slice(0, -NULL_USAGE_END.length)}}` } : ev;
@@ -307,7 +308,9 @@ const MAX_DEFERRED = 256 * 1024;
  * opens a non-empty array cannot have an empty root one). What remains is the answer text, and the
  * strip of the null usage, which the text cut gives as the parse did. Anything else is parsed at
  * once. One difference: a chunk ending so that is not JSON at all is forwarded without its null
- * usage, where parsed it would have been forwarded as it came.
+ * usage, where parsed it would have been forwarded as it came. Names written with escapes
+ * (`"\u0074ype"`) are not looked for, here or in {@link anthropicTextDelta}: no provider writes
+ * them, and the upstream is the authority on the usage it reports anyway.
  */
 function deferrable(data: string): boolean {
   if (!endsInOnlyNullUsage(data)) return false;
