@@ -167,11 +167,9 @@ export class UsageMeter {
         case 'message_delta':
           this.#anthropic(chunk.usage);
           return ev;
-        case 'content_block_delta': {
-          const delta = chunk.delta as Json | undefined;
-          if (typeof delta?.text === 'string') this.#addText(delta.text);
+        case 'content_block_delta':
+          this.#addDeltaText(chunk);
           return ev;
-        }
       }
       // The responses API: usage arrives in `response.completed`; text in output_text deltas.
       if (chunk.type === 'response.output_text.delta' && typeof chunk.delta === 'string') this.#addText(chunk.delta);
@@ -186,13 +184,7 @@ export class UsageMeter {
     const usage = readUsage(chunk.usage);
     if (usage) this.usage = usage;
     const choices = chunk.choices;
-    if (Array.isArray(choices)) {
-      for (const c of choices as Json[]) {
-        const delta = c.delta as Json | undefined;
-        if (typeof delta?.content === 'string') this.#addText(delta.content);
-        else if (typeof c.text === 'string') this.#addText(c.text);
-      }
-    }
+    this.#addChoicesText(choices);
     if (!this.#strip || !('usage' in chunk)) return ev;
     // The client did not ask for usage: drop the usage-only chunk, and the null field elsewhere.
     if (Array.isArray(choices) && choices.length === 0) return null;
@@ -278,19 +270,25 @@ export class UsageMeter {
       } catch {
         continue;
       }
-      if (typeof chunk.type === 'string') {
-        // Anthropic's content_block_delta ({@link anthropicTextDelta}).
-        const delta = chunk.delta as Json | undefined;
-        if (typeof delta?.text === 'string') this.#addText(delta.text);
-        continue;
-      }
-      const choices = chunk.choices;
-      if (!Array.isArray(choices)) continue;
-      for (const c of choices as Json[]) {
-        const delta = c.delta as Json | undefined;
-        if (typeof delta?.content === 'string') this.#addText(delta.content);
-        else if (typeof c.text === 'string') this.#addText(c.text);
-      }
+      // Anthropic's content_block_delta ({@link anthropicTextDelta}) or OpenAI's chunk.
+      if (typeof chunk.type === 'string') this.#addDeltaText(chunk);
+      else this.#addChoicesText(chunk.choices);
+    }
+  }
+
+  /** The text of an Anthropic `content_block_delta`. */
+  #addDeltaText(chunk: Json): void {
+    const delta = chunk.delta as Json | undefined;
+    if (typeof delta?.text === 'string') this.#addText(delta.text);
+  }
+
+  /** The text of an OpenAI chunk's choices (chat deltas, or completions' `text`). */
+  #addChoicesText(choices: unknown): void {
+    if (!Array.isArray(choices)) return;
+    for (const c of choices as Json[]) {
+      const delta = c.delta as Json | undefined;
+      if (typeof delta?.content === 'string') this.#addText(delta.content);
+      else if (typeof c.text === 'string') this.#addText(c.text);
     }
   }
 }
@@ -298,16 +296,23 @@ export class UsageMeter {
 /** How many characters of unparsed chunks a stream keeps before reading them (memory bound). */
 const MAX_DEFERRED = 256 * 1024;
 
+/** The tails of `"choices"` and `"type"` that {@link deferrable} and {@link anthropicTextDelta} look for. */
+const CHOICES_TAIL = 'hoices"';
+const TYPE_TAIL = 'ype"';
+/** The tail of `"usage":` looked for, and where the last member's begins from the end of the text. */
+const USAGE_TAIL = 'ge":';
+const USAGE_TAIL_FROM_END = NULL_USAGE_END.length - NULL_USAGE_END.indexOf(USAGE_TAIL);
+
 /**
  * Whether a chunk's parse can wait: OpenAI's content chunk, which ends in a null usage and has
  * one non-empty `choices`. Read from its text, for a chunk after the stream's first (the model is
  * known), everything {@link UsageMeter.event} would do with it is then: no usage (its only
  * `"usage":` is the root's null, see {@link endsInOnlyNullUsage}); no `type` (the Anthropic and
- * Responses shapes: `ype"` appears nowhere, not even in a value, so no member is named `type`); and not the
- * usage-only chunk the client is spared (its root `choices` is empty: a text whose only `"choices"`
- * opens a non-empty array cannot have an empty root one). What remains is the answer text, and the
- * strip of the null usage, which the text cut gives as the parse did. Anything else is parsed at
- * once. One difference: a chunk ending so that is not JSON at all is forwarded without its null
+ * Responses shapes: `ype"` appears nowhere, not even in a value, so no member is named `type`);
+ * and not the usage-only chunk the client is spared (its root `choices` is empty: a text whose
+ * only `"choices"` opens a non-empty array cannot have an empty root one). What remains is the
+ * answer text, and the strip of the null usage, which the text cut gives as the parse did.
+ * Anything else is parsed at once. One difference: a chunk ending so that is not JSON at all is forwarded without its null
  * usage, where parsed it would have been forwarded as it came. Names written with escapes
  * (`"\u0074ype"`) are not looked for, here or in {@link anthropicTextDelta}: no provider writes
  * them, and the upstream is the authority on the usage it reports anyway.
@@ -330,7 +335,7 @@ function deferrable(data: string): boolean {
 
 const DELTA_START = '{"type":"content_block_delta",';
 const DELTA_TYPE = '"delta":{"type":';
-const DELTA_TYPE_TAIL = DELTA_TYPE.indexOf('ype"');
+const DELTA_TYPE_TAIL = DELTA_TYPE.indexOf(TYPE_TAIL);
 /**
  * Whether a chunk's parse can wait: Anthropic's `content_block_delta`, its type the first member.
  * The meter reads nothing from it but the delta's text, provided no later member of the root is
@@ -345,13 +350,6 @@ function anthropicTextDelta(data: string): boolean {
   if (second === -1) return true;
   return data.startsWith(DELTA_TYPE, second - DELTA_TYPE_TAIL) && data.indexOf(TYPE_TAIL, second + 1) === -1;
 }
-
-/** The tails of `"choices"` and `"type"` that {@link deferrable} looks for. */
-const CHOICES_TAIL = 'hoices"';
-const TYPE_TAIL = 'ype"';
-/** The tail of `"usage":` looked for, and where the last member's begins from the end of the text. */
-const USAGE_TAIL = 'ge":';
-const USAGE_TAIL_FROM_END = NULL_USAGE_END.length - NULL_USAGE_END.indexOf(USAGE_TAIL);
 
 /**
  * Whether the text ends in `,"usage":null}` and names `usage` nowhere else (by the tail
