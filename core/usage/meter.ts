@@ -19,6 +19,7 @@ import type { ModelRoute } from '../routes.js';
 import type { SseEvent } from '../sse/sse-parser.js';
 import type { Usage } from './types.js';
 import { isBlank } from '../upstream/answer-check.js';
+import { readUsageJson } from './usage-json.js';
 
 /** Routes whose streams take `stream_options.include_usage` (OpenAI's chat and completions). */
 const INJECTABLE: ReadonlySet<ModelRoute> = new Set(['chat.completions', 'completions']);
@@ -379,8 +380,9 @@ const USAGE_KEY_BYTES = Buffer.from(USAGE_KEY);
 const TAIL_WINDOW = 2048;
 
 /**
- * The `usage` object of an answer whose last member it is, parsed alone (about half the cost of
- * parsing the whole answer, measured on a chat completion); undefined otherwise, and the caller
+ * The `usage` object of an answer whose last member it is, read alone (about half the cost of
+ * parsing the whole answer, measured on a chat completion; the usual shape is read from its bytes
+ * by usage-json.ts, any other parsed); undefined otherwise, and the caller
  * parses the whole answer. Only those bytes are decoded: a long answer is not turned into a string.
  * The answer must start with `{` and end with `}` (the same check as answer-check.ts makes of an
  * answer nothing parses). The key found is the root's own:
@@ -406,5 +408,6 @@ export function trailingUsage(bytes: Buffer): Json | undefined {
   while (before > first && isBlank(bytes[before]!)) before--;
   const c = bytes[before];
   if (c !== 0x2c && c !== 0x7b) return undefined;
-  return jsonObject(bytes.toString('utf8', key + USAGE_KEY_BYTES.length, close));
+  const value = key + USAGE_KEY_BYTES.length;
+  return readUsageJson(bytes, value, close) ?? jsonObject(bytes.toString('utf8', value, close));
 }
