@@ -33,6 +33,23 @@ export function readBody(req: BodySource, headers: IncomingHttpHeaders, limit: n
   }
   // An HTTP/2 stream whose HEADERS frame ended it carries no body: no need to wait for its 'end'.
   if (req.readableEnded || (req as ServerHttp2Stream).endAfterHeaders === true) return Promise.resolve(EMPTY);
+  const complete = (req as IncomingMessage).complete;
+  if (complete === true) return takeBuffered(req as IncomingMessage, limit);
+  if (complete === false) {
+    // Node's HTTP/1.1 parser calls the request handler as soon as the head is parsed, and the
+    // gateway gets here before the parser goes on to the body that came in the same read. Look
+    // again once this read is handled (the check phase of the same loop turn): a small body is
+    // then in the stream's buffer, whole, and costs no listeners and no deadline timer.
+    const message = req as IncomingMessage;
+    return new Promise<Buffer>((resolve) => setImmediate(() => resolve(message.complete ? takeBuffered(message, limit) : readStreamed(message, limit, timeoutMs))));
+  }
+  return readStreamed(req, limit, timeoutMs);
+}
+
+/** The body as it arrives, with a deadline when `timeoutMs` is given. */
+function readStreamed(req: BodySource, limit: number, timeoutMs: number | undefined): Promise<Buffer> {
+  // A client gone before the listeners below (HTTP/1.1 looks a loop turn later): its 'aborted' has been emitted.
+  if (req.destroyed) return Promise.reject(Errors.badRequest('The client closed the connection while sending the body.'));
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -78,6 +95,25 @@ export function readBody(req: BodySource, headers: IncomingHttpHeaders, limit: n
     req.on('error', onError);
     req.on('aborted', onAborted);
   });
+}
+
+/**
+ * An HTTP/1.1 body Node's parser has already read whole: a small request comes in one packet with
+ * its head, and the parser pushes its body into the stream before the gateway asks for it. It is
+ * taken from the stream's buffer at once: no deadline to arm (the body cannot be late) and no
+ * listeners to add and remove. In the gateway under load, the timer alone (Node's timer list made
+ * and dropped per request) took about 4 µs of CPU a request.
+ */
+function takeBuffered(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Paused, `read()` returns everything buffered as one Buffer, then null.
+  for (let chunk = req.read() as Buffer | null; chunk !== null; chunk = req.read() as Buffer | null) {
+    size += chunk.length;
+    if (size > limit) return Promise.reject(Errors.bodyTooLarge(`The request body exceeds the limit of ${limit} bytes.`));
+    chunks.push(chunk);
+  }
+  return Promise.resolve(chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;|\s*$)/i;
