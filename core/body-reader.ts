@@ -29,7 +29,7 @@ const EMPTY = Buffer.alloc(0);
 export function readBody(req: BodySource, headers: IncomingHttpHeaders, limit: number, timeoutMs?: number): Promise<Buffer> {
   const declared = headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
-    return Promise.reject(Errors.bodyTooLarge(`The request body exceeds the limit of ${limit} bytes.`));
+    return Promise.reject(tooLarge(limit));
   }
   // An HTTP/2 stream whose HEADERS frame ended it carries no body: no need to wait for its 'end'.
   if (req.readableEnded || (req as ServerHttp2Stream).endAfterHeaders === true) return Promise.resolve(EMPTY);
@@ -66,14 +66,14 @@ function readStreamed(req: BodySource, limit: number, timeoutMs: number | undefi
       if (size > limit) {
         cleanup();
         req.pause();
-        reject(Errors.bodyTooLarge(`The request body exceeds the limit of ${limit} bytes.`));
+        reject(tooLarge(limit));
         return;
       }
       chunks.push(chunk);
     };
     const onEnd = (): void => {
       cleanup();
-      resolve(chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      resolve(joined(chunks, size));
     };
     const onError = (err: Error): void => {
       cleanup();
@@ -110,10 +110,17 @@ function takeBuffered(req: IncomingMessage, limit: number): Promise<Buffer> {
   // Paused, `read()` returns everything buffered as one Buffer, then null.
   for (let chunk = req.read() as Buffer | null; chunk !== null; chunk = req.read() as Buffer | null) {
     size += chunk.length;
-    if (size > limit) return Promise.reject(Errors.bodyTooLarge(`The request body exceeds the limit of ${limit} bytes.`));
+    if (size > limit) return Promise.reject(tooLarge(limit));
     chunks.push(chunk);
   }
-  return Promise.resolve(chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  return Promise.resolve(joined(chunks, size));
+}
+
+const tooLarge = (limit: number): Error => Errors.bodyTooLarge(`The request body exceeds the limit of ${limit} bytes.`);
+
+/** The body read, as one Buffer (the chunk itself when there is one). */
+function joined(chunks: Buffer[], size: number): Buffer {
+  return chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json(?:\s*;|\s*$)/i;
