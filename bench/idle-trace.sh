@@ -44,6 +44,7 @@ await_listening "$TMP/A/gw.log" "$TMP/B/gw.log" "$TMP/mock.log" "$TMP/bare.log"
 # measured), and there are enough warm ones (WARM, default 3000) for V8 to optimise the functions a
 # request runs once: at 500, the request handler's were still baseline code.
 cat > "$TMP/drive.mjs" <<JS
+import { existsSync, writeFileSync } from 'node:fs';
 import { createStreamClient } from '$PWD/dist/bench/lib/sse-timing.js';
 import { createTarget } from '$PWD/dist/bench/lib/targets.js';
 const mock = 'http://127.0.0.1:$MOCK_PORT';
@@ -56,21 +57,28 @@ const request = (name, origin, directives) => {
 };
 const WARM = ${WARM:-3000};
 const client = createStreamClient();
-if (process.argv[2] === 'warm') {
-  for (const [name, origin] of targets) for (let i = 0; i < WARM; i++) await client.stream(origin, request(name, origin, 'chunks=20;chunk_delay=0'), 10000);
-} else {
-  const ttfb = targets.map(() => []);
-  for (let i = 0; i < $N; i++) for (const [k, [name, origin]] of targets.entries()) ttfb[k].push((await client.stream(origin, request(name, origin, 'chunks=20;chunk_delay=5'), 10000)).ttfbMs);
-  const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
-  console.log(targets.map(([name], k) => name + ' ' + (med(ttfb[k]) * 1000).toFixed(0)).join(' '));
-}
+for (const [name, origin] of targets) for (let i = 0; i < WARM; i++) await client.stream(origin, request(name, origin, 'chunks=20;chunk_delay=0'), 10000);
+// Warm: perf starts now. The timed streams come from this same process on the same connections: a
+// new driver process would time them with a client not yet optimised (its first events read about
+// 0.5 ms later), and the proxies would see a new connection after the warm one closed, which
+// deoptimises their stream code (fields Node's sockets change on close) for the streams timed.
+writeFileSync('$TMP/warmed', '');
+while (!existsSync('$TMP/go')) await new Promise((r) => setTimeout(r, 50));
+const ttfb = targets.map(() => []);
+for (let i = 0; i < $N; i++) for (const [k, [name, origin]] of targets.entries()) ttfb[k].push((await client.stream(origin, request(name, origin, 'chunks=20;chunk_delay=5'), 10000)).ttfbMs);
+const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+console.log(targets.map(([name], k) => name + ' ' + (med(ttfb[k]) * 1000).toFixed(0)).join(' '));
 client.close();
 JS
-taskset -c 0 node "$TMP/drive.mjs" warm
+taskset -c 0 node "$TMP/drive.mjs" > "$TMP/first.txt" &
+DRIVER=$!
+until [ -e "$TMP/warmed" ]; do kill -0 "$DRIVER" 2>/dev/null || { echo "the driver failed"; exit 1; }; sleep 0.2; done
 perf record -q -e syscalls:sys_exit_read,syscalls:sys_enter_writev,syscalls:sys_enter_write -p "$PID_bare,$PID_A,$PID_B" -o "$TMP/perf.data" > "$TMP/perf.log" 2>&1 &
 PERF=$!
 sleep 1
-FIRST=$(taskset -c 0 node "$TMP/drive.mjs" timed)
+touch "$TMP/go"
+wait "$DRIVER"
+FIRST=$(cat "$TMP/first.txt")
 kill -INT "$PERF"; wait "$PERF" 2>/dev/null || true
 
 echo "A: $A ${ENV_A:-} ${FLAGS_A:-} pipeline $PIPE_A"
